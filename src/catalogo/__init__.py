@@ -1,0 +1,1 @@
+"""catalogo: a product catalog service (see README.md and docs/)."""

@@ -1,0 +1,103 @@
+"""The app factory: the URL surface in one list, the middleware around it, the error pages.
+
+`create_app()` reads settings from the environment when given none, so any ASGI server can
+serve `catalogo.app:create_app` as a factory; tests pass their own `Settings`.
+"""
+
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from catalogo import migrations
+from catalogo.http import SECURITY_HEADERS, CrossOriginProtection, RequestBody, SecurityHeaders
+from catalogo.pages import Pages
+from catalogo.resources import NovoProdutoResource, ProdutoResource, ProdutosResource
+from catalogo.settings import Settings
+from catalogo.storage import StorageUnavailable
+from catalogo.storage.sqlite import SQLiteStorage
+
+log = logging.getLogger("catalogo")
+
+
+class ProdutoId(Convertor[int]):
+    """Digits with no leading zero, at most 19: `novo`, `007` and `-1` are not ids (DESIGN §2)."""
+
+    regex = "[1-9][0-9]{0,18}"
+
+    def convert(self, value: str) -> int:
+        return int(value)
+
+    def to_string(self, value: int) -> str:
+        return str(value)
+
+
+register_url_convertor("produto_id", ProdutoId())
+
+
+async def _inicio(request: Request) -> Response:
+    return RedirectResponse("/produtos", status_code=302)
+
+
+def create_app(settings: Settings | None = None) -> Starlette:
+    settings = settings or Settings.from_env()
+    pages = Pages()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        migrations.upgrade(settings)  # SQLite migrates itself, for the one-command start
+        app.state.storage = SQLiteStorage(settings.sqlite_path)
+        try:
+            yield
+        finally:
+            await app.state.storage.close()
+
+    async def http_error(request: Request, erro: Exception) -> Response:
+        assert isinstance(erro, HTTPException)  # noqa: S101 - Starlette's handler signature
+        return pages.error(request, erro)
+
+    async def unavailable(request: Request, erro: Exception) -> Response:
+        log.warning("database unavailable: %s", erro)
+        return pages.error(request, HTTPException(503, headers={"Retry-After": "5"}))
+
+    async def server_error(request: Request, erro: Exception) -> Response:
+        codigo = uuid.uuid4().hex[:12]
+        log.error(
+            "request %s failed: %s %s", codigo, request.method, request.url.path, exc_info=erro
+        )
+        response = pages.error(request, HTTPException(500), codigo=codigo)
+        response.headers.update({k.decode(): v.decode() for k, v in SECURITY_HEADERS})
+        return response
+
+    app = Starlette(
+        routes=[
+            Route("/", _inicio),
+            Route("/produtos", ProdutosResource),
+            Route("/produtos/novo", NovoProdutoResource),
+            Route("/produtos/{id:produto_id}", ProdutoResource),
+            Mount("/static", StaticFiles(packages=[("catalogo", "static")]), name="static"),
+        ],
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(CrossOriginProtection, error_page=pages.error),
+            Middleware(RequestBody, max_bytes=settings.max_body_bytes, error_page=pages.error),
+        ],
+        exception_handlers={
+            HTTPException: http_error,
+            StorageUnavailable: unavailable,
+            Exception: server_error,
+        },
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.pages = pages
+    return app

@@ -1,0 +1,48 @@
+"""`catalogo serve` and `catalogo migrate`: the only entry point, the same locally and in CI."""
+
+import argparse
+import sys
+
+from catalogo import migrations
+from catalogo.settings import Settings, SettingsError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="catalogo",
+        description="Product catalog service. The store is chosen by CATALOGO_DATABASE_URL "
+        "(default sqlite:///./catalogo.db).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="migrate the database, then serve HTTP (Granian)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
+    serve.add_argument("--workers", type=int, default=1, help="worker processes")
+    commands.add_parser("migrate", help="bring the database schema up to date, then exit")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+    except SettingsError as erro:
+        sys.exit(f"catalogo: {erro}")
+    migrations.upgrade(settings)  # once here, so that workers start on a current schema
+    if args.command == "serve":
+        _serve(args.host, args.port, args.workers)
+
+
+def _serve(host: str, port: int, workers: int) -> None:
+    from granian import Granian
+    from granian.constants import Interfaces
+
+    print(f"catalogo: serving http://{host}:{port}/produtos", flush=True)
+    Granian(
+        "catalogo.app:create_app",
+        factory=True,
+        address=host,
+        port=port,
+        workers=workers,
+        interface=Interfaces.ASGI,
+    ).serve()

@@ -1,0 +1,36 @@
+"""Schema migrations (Alembic), shipped inside the package so `catalogo migrate` needs no files.
+
+SQLite runs every migration inside one `BEGIN IMMEDIATE` transaction: two workers starting at
+once on a new file take turns instead of both creating the table.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import create_engine, event
+
+from catalogo.settings import Settings
+
+
+def upgrade(settings: Settings) -> None:
+    Path(settings.sqlite_path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(settings.database_url, connect_args={"timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _leave_transactions_to_us(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        dbapi_connection.execute("PRAGMA journal_mode=WAL")
+
+    @event.listens_for(engine, "begin")
+    def _lock_for_writing(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    try:
+        config = Config()
+        config.set_main_option("script_location", "catalogo:migrations")
+        config.attributes["engine"] = engine
+        command.upgrade(config, "head")
+    finally:
+        engine.dispose()

@@ -1,0 +1,38 @@
+"""The produtos table.
+
+Revision ID: 0001
+Revises:
+Create Date: 2026-11-22
+
+Prices are integer cents: SQLite would turn a NUMERIC into a float. AUTOINCREMENT keeps a
+removed product's id from ever naming another product. The CHECKs repeat the field rules of
+produtos.py so that no path around the app can store what the app would refuse.
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0001"
+down_revision = None
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "produtos",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("nome", sa.Text, nullable=False),
+        sa.Column("descricao", sa.Text, nullable=False, server_default=""),
+        sa.Column("preco_centavos", sa.Integer, nullable=False),
+        sa.CheckConstraint("length(nome) BETWEEN 1 AND 200", name="nome_tamanho"),
+        sa.CheckConstraint("length(descricao) <= 5000", name="descricao_tamanho"),
+        sa.CheckConstraint(
+            "preco_centavos BETWEEN 1 AND 99999999999", name="preco_positivo_e_limitado"
+        ),
+        sqlite_autoincrement=True,
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("produtos")

@@ -1,0 +1,71 @@
+"""HTML pages: one Jinja2 environment, made once at start-up, escaping every template.
+
+Starlette's template helper escapes only `.html` names and checks files for changes on each
+render; this environment escapes everything, never reloads, and keeps compiled templates.
+"""
+
+from http import HTTPStatus
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from catalogo.produtos import ATRIBUTOS_HTML, formatar_preco, preco_no_campo
+
+_TITULOS = {
+    400: "Requisição inválida",
+    403: "Acesso negado",
+    404: "Página não encontrada",
+    405: "Método não permitido",
+    413: "Conteúdo grande demais",
+    415: "Formato não aceito",
+    500: "Erro interno",
+    503: "Serviço indisponível",
+}
+_DETALHES = {
+    404: "Não há nada neste endereço. Veja a lista de produtos.",
+    405: "Este endereço não aceita o método {method}. Aceita: {allow}.",
+    500: "Algo deu errado do nosso lado. Tente de novo; se persistir, informe o código abaixo.",
+    503: "O banco de dados não respondeu a tempo. Tente de novo em instantes.",
+}
+
+
+class Pages:
+    def __init__(self) -> None:
+        self.env = Environment(
+            loader=PackageLoader("catalogo"),
+            autoescape=True,
+            auto_reload=False,
+            undefined=StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters["reais"] = formatar_preco
+        self.env.filters["preco_no_campo"] = preco_no_campo
+        self.env.globals["atributos"] = ATRIBUTOS_HTML
+
+    def render(
+        self,
+        template: str,
+        status_code: int = 200,
+        headers: dict[str, str] | None = None,
+        **context: Any,
+    ) -> HTMLResponse:
+        html = self.env.get_template(template).render(context)
+        return HTMLResponse(html, status_code, headers)
+
+    def error(self, request: Request, erro: HTTPException, **context: Any) -> HTMLResponse:
+        """The site's error page; our own messages win over Starlette's English phrases."""
+        status = erro.status_code
+        headers = dict(erro.headers or {})
+        detalhe = erro.detail
+        if detalhe == HTTPStatus(status).phrase:
+            detalhe = _DETALHES.get(status, detalhe).format(
+                method=request.method, allow=headers.get("Allow", "")
+            )
+        titulo = _TITULOS.get(status, HTTPStatus(status).phrase)
+        return self.render(
+            "erro.html", status, headers, titulo=titulo, detalhe=detalhe, status=status, **context
+        )

@@ -1,0 +1,201 @@
+"""The product: its field rules and its price, pure and free of I/O.
+
+`Produto` is the one definition of a valid product. The server check, the HTML input
+attributes (`ATRIBUTOS_HTML`) and any schema are read from it, so they cannot drift apart.
+
+Prices are exact: `Decimal` with two places here, integer cents in SQLite. The price parser is
+ours because `Decimal()` and locale libraries accept `NaN`, exponents and non-ASCII digits, and
+guess at `1.234`; we refuse what is ambiguous instead (DESIGN.md §2).
+"""
+
+import re
+import unicodedata
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError
+
+ID_MAXIMO = 2**63 - 1
+PRECO_MAXIMO = Decimal("999999999.99")
+CENTAVO = Decimal("0.01")
+
+_DIGITOS_E_SEPARADORES = re.compile(r"[0-9.,]+", re.ASCII)
+_GRUPO_INICIAL = re.compile(r"[0-9]{1,3}", re.ASCII)
+_GRUPO = re.compile(r"[0-9]{3}", re.ASCII)
+_ENTRADA_MAXIMA = 40
+
+
+class PrecoInvalido(ValueError):
+    """A price the user typed that we will not guess at; the message says what to type."""
+
+
+def ler_preco(texto: str) -> Decimal:
+    """Read a price as people type it in Brazil or abroad: `1234,56`, `1.234,56`, `R$ 12,50`."""
+    s = texto.strip()
+    if len(s) > _ENTRADA_MAXIMA:
+        raise PrecoInvalido("Preço longo demais.")
+    if s[:2].upper() == "R$":
+        s = s[2:].lstrip()
+    if not s:
+        raise PrecoInvalido("Informe o preço.")
+    if s[0] in "-\u2212":  # a hyphen or a typographic minus
+        raise PrecoInvalido("O preço deve ser maior que zero.")
+    if not _DIGITOS_E_SEPARADORES.fullmatch(s):
+        raise PrecoInvalido("Use apenas algarismos, com vírgula nos centavos: 1234,56 ou 1.234,56.")
+
+    inteiro, centavos = _separar_centavos(s)
+    if len(centavos) > 2:
+        raise PrecoInvalido("Use no máximo duas casas decimais.")
+    valor = Decimal(f"{_sem_milhar(inteiro) or '0'}.{centavos or '0'}")
+    if valor <= 0:
+        raise PrecoInvalido("O preço deve ser maior que zero.")
+    if valor > PRECO_MAXIMO:
+        raise PrecoInvalido("O preço máximo é R$ 999.999.999,99.")
+    return valor.quantize(CENTAVO)
+
+
+def _separar_centavos(s: str) -> tuple[str, str]:
+    """Split off the decimal part: the last separator is decimal unless it can only group."""
+    ultimo = max(s.rfind(","), s.rfind("."))
+    if ultimo == -1:
+        return s, ""
+    separador = s[ultimo]
+    outro = "." if separador == "," else ","
+    depois = s[ultimo + 1 :]
+    if outro not in s and s.count(separador) > 1:
+        return s, ""  # 1.234.567: only thousands can repeat
+    if outro not in s and len(depois) == 3 and s[:ultimo].strip("0"):
+        raise PrecoInvalido(
+            f"«{s}» é ambíguo: se são milhares, escreva {s[:ultimo]}{depois},00; "
+            "os centavos vão depois da vírgula, com no máximo duas casas."
+        )
+    if s.count(separador) > 1 or not depois:
+        raise PrecoInvalido("Use apenas algarismos, com vírgula nos centavos: 1234,56 ou 1.234,56.")
+    return s[:ultimo], depois
+
+
+def _sem_milhar(inteiro: str) -> str:
+    """Drop thousands separators, which must stand every three digits and be all alike."""
+    if inteiro.isdigit() or not inteiro:
+        return inteiro
+    separador = "." if "." in inteiro else ","
+    primeiro, *grupos = inteiro.split(separador)
+    if not _GRUPO_INICIAL.fullmatch(primeiro) or not all(_GRUPO.fullmatch(g) for g in grupos):
+        raise PrecoInvalido("Separe os milhares de três em três: 1.234.567,89.")
+    return primeiro + "".join(grupos)
+
+
+def formatar_preco(preco: Decimal) -> str:
+    """`R$ 1.234,56`, as pages show a price."""
+    return "R$ " + preco_no_campo(preco, milhar=".")
+
+
+def preco_no_campo(preco: Decimal, milhar: str = "") -> str:
+    """`1234,56`, as the edit form shows a price, so that it reads back to the same value."""
+    centavos = int(preco.quantize(CENTAVO) * 100)
+    reais, resto = divmod(centavos, 100)
+    return f"{reais:,}".replace(",", milhar) + f",{resto:02d}"
+
+
+def _sem_controles(permitidos: str) -> Any:
+    def validar(texto: str) -> str:
+        for caractere in texto:
+            if unicodedata.category(caractere) in ("Cc", "Cs") and caractere not in permitidos:
+                raise PydanticCustomError(
+                    "caractere_de_controle",
+                    "Contém um caractere invisível não permitido (código {codigo}).",
+                    {"codigo": f"U+{ord(caractere):04X}"},
+                )
+        return texto
+
+    return AfterValidator(validar)
+
+
+def _preco(valor: Any) -> Any:
+    if isinstance(valor, str):
+        try:
+            return ler_preco(valor)
+        except PrecoInvalido as erro:
+            raise PydanticCustomError("preco_invalido", str(erro)) from None
+    return valor
+
+
+def _quebras_de_linha(valor: Any) -> Any:
+    """Browsers send a textarea's line breaks as CRLF; we keep them as LF."""
+    return valor.replace("\r\n", "\n").replace("\r", "\n") if isinstance(valor, str) else valor
+
+
+class Produto(BaseModel):
+    """A product. `id` is never read from input: it comes from the path or the database."""
+
+    model_config = ConfigDict(str_strip_whitespace=True, frozen=True, extra="ignore")
+
+    id: Annotated[int | None, Field(exclude=True)] = None
+    nome: Annotated[str, Field(min_length=1, max_length=200), _sem_controles("")]
+    descricao: Annotated[
+        str,
+        BeforeValidator(_quebras_de_linha),
+        Field(max_length=5000),
+        _sem_controles("\n\t"),
+    ] = ""
+    preco: Annotated[
+        Decimal,
+        BeforeValidator(_preco),
+        Field(gt=0, le=PRECO_MAXIMO, decimal_places=2, max_digits=11, allow_inf_nan=False),
+    ]
+
+
+CAMPOS = ("nome", "descricao", "preco")
+
+
+def validar(dados: dict[str, str]) -> tuple[Produto | None, dict[str, str]]:
+    """Check the three fields, giving either a product or a pt-BR message for each bad field."""
+    try:
+        return Produto.model_validate({c: dados[c] for c in CAMPOS if c in dados}), {}
+    except ValidationError as erro:
+        return None, {str(e["loc"][0]): _mensagem(e) for e in erro.errors()}
+
+
+_MENSAGENS = {
+    "missing": "Preencha este campo.",
+    "string_too_short": "Preencha este campo.",
+    "string_too_long": "Use no máximo {max_length} caracteres.",
+    "string_type": "Deve ser texto.",
+    "greater_than": "O preço deve ser maior que zero.",
+    "less_than_equal": "O preço máximo é R$ 999.999.999,99.",
+    "decimal_max_places": "Use no máximo duas casas decimais.",
+}
+
+
+_TIPOS_NOSSOS = {"preco_invalido", "caractere_de_controle"}
+
+
+def _mensagem(erro: Any) -> str:
+    if erro["type"] in _TIPOS_NOSSOS:
+        return str(erro["msg"])
+    modelo = _MENSAGENS.get(erro["type"], "Valor inválido.")
+    return modelo.format(**erro.get("ctx", {}))
+
+
+def _atributos_html() -> dict[str, dict[str, str]]:
+    """Input attributes for each field, read off the model so browser and server agree."""
+    atributos: dict[str, dict[str, str]] = {}
+    for campo in CAMPOS:
+        info = Produto.model_fields[campo]
+        attrs = {"required": "required"} if info.is_required() else {}
+        for regra in info.metadata:
+            if getattr(regra, "max_length", None) is not None:
+                attrs["maxlength"] = str(regra.max_length)
+        atributos[campo] = attrs
+    return atributos
+
+
+ATRIBUTOS_HTML = _atributos_html()

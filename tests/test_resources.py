@@ -1,0 +1,340 @@
+"""The spec's reference flow, through HTTP on the real app and a real SQLite file."""
+
+import re
+import sqlite3
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.helpers import contar, criar
+
+FORM = {
+    "produto.nome": "Caderno",
+    "produto.descricao": "Capa dura\r\n96 folhas",
+    "produto.preco": "1.234,56",
+}
+
+
+def linha(db: sqlite3.Connection, id: int) -> tuple[str, str, int] | None:
+    return db.execute(
+        "SELECT nome, descricao, preco_centavos FROM produtos WHERE id = ?", (id,)
+    ).fetchone()
+
+
+class TestTheList:
+    def test_an_empty_catalog_says_so_and_links_to_the_form(self, client: TestClient) -> None:
+        response = client.get("/produtos")
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "text/html; charset=utf-8"
+        assert "Nenhum produto cadastrado" in response.text
+        assert 'href="/produtos/novo"' in response.text
+
+    def test_each_product_shows_its_name_price_and_a_link_to_its_page(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db, "Caneta <azul>", "1234567,8")
+        page = client.get("/produtos").text
+        assert f'<a href="/produtos/{id}">Caneta &lt;azul&gt;</a>' in page
+        assert "R$ 1.234.567,80" in page
+
+    def test_removal_is_a_form_post_with_method_delete_never_a_link(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        page = client.get("/produtos").text
+        form = re.search(rf'<form method="post" action="/produtos/{id}".*?</form>', page, re.S)
+        assert form is not None
+        assert 'name="_method" value="DELETE"' in form.group(0)
+        assert f'href="/produtos/{id}?' not in page and "_method=DELETE" not in page
+
+    def test_two_gets_of_an_unchanged_list_are_byte_identical(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        criar(client, db)
+        client.get("/produtos")  # the one that shows the notice
+        assert client.get("/produtos").content == client.get("/produtos").content
+
+    def test_the_root_leads_to_the_list(self, client: TestClient) -> None:
+        response = client.get("/")
+        assert response.status_code == 302
+        assert response.headers["location"] == "/produtos"
+
+
+class TestPaging:
+    """page_size is 3 in the tests; the list is newest first."""
+
+    def ids(self, html: str) -> list[int]:
+        return [int(i) for i in re.findall(r'<td><a href="/produtos/(\d+)">', html)]
+
+    def test_walking_next_then_prev_visits_every_product_once(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        criados = [criar(client, db, f"P{n}") for n in range(8)]
+        seen, url, pages = [], "/produtos", []
+        while url:
+            response = client.get(url)
+            pages.append(response)
+            seen += self.ids(response.text)
+            found = re.search(r'<a rel="next" href="([^"]+)"', response.text)
+            url = found.group(1).replace("&amp;", "&") if found else ""
+        assert seen == sorted(criados, reverse=True)
+        assert [len(self.ids(p.text)) for p in pages] == [3, 3, 2]
+        back = re.search(r'<a rel="prev" href="([^"]+)"', pages[-1].text)
+        assert back is not None
+        assert self.ids(client.get(back.group(1)).text) == self.ids(pages[1].text)
+
+    def test_the_link_header_matches_the_links_in_the_page(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        ids = [criar(client, db) for _ in range(7)]
+        response = client.get(f"/produtos?depois={ids[4]}")
+        assert response.headers["link"] == (
+            f'</produtos>; rel="prev", </produtos?depois={ids[1]}>; rel="next"'
+        )
+        assert '<a rel="prev" href="/produtos">' in response.text
+        assert f'<a rel="next" href="/produtos?depois={ids[1]}">' in response.text
+
+    def test_prev_from_deep_in_the_list_is_a_full_page(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        ids = [criar(client, db) for _ in range(10)]
+        response = client.get(f"/produtos?depois={ids[2]}")
+        assert self.ids(response.text) == [ids[1], ids[0]]
+        assert f'rel="prev" href="/produtos?antes={ids[1]}"' in response.text
+        antes = client.get(f"/produtos?antes={ids[1]}")
+        assert self.ids(antes.text) == [ids[4], ids[3], ids[2]]
+
+    def test_one_page_has_no_paging_links(self, client: TestClient, db: sqlite3.Connection) -> None:
+        criar(client, db)
+        response = client.get("/produtos")
+        assert "link" not in response.headers
+        assert 'rel="next"' not in response.text and 'rel="prev"' not in response.text
+
+    def test_a_page_past_the_end_is_empty_and_links_back_to_the_first(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        first = criar(client, db)
+        response = client.get(f"/produtos?depois={first}")
+        assert response.status_code == 200
+        assert "Não há produtos nesta página" in response.text
+        assert response.headers["link"] == '</produtos>; rel="prev"'
+
+    @pytest.mark.parametrize(
+        "query",
+        [
+            "depois=abc",
+            "depois=0",
+            "depois=-1",
+            "antes=1.5",
+            f"depois={2**63}",
+            "antes=1&depois=2",
+            "depois=%D9%A1",
+        ],
+    )
+    def test_a_bad_cursor_is_a_400_that_says_what_is_wrong(
+        self, client: TestClient, query: str
+    ) -> None:
+        response = client.get(f"/produtos?{query}")
+        assert response.status_code == 400
+        assert "antes" in response.text or "depois" in response.text
+
+
+class TestCreation:
+    def test_a_post_adds_one_product_and_sees_the_browser_back_to_the_list(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        response = client.post("/produtos", data=FORM)
+        assert response.status_code == 303
+        assert response.headers["location"] == "/produtos"
+        assert db.execute("SELECT nome, descricao, preco_centavos FROM produtos").fetchall() == [
+            ("Caderno", "Capa dura\n96 folhas", 123456)
+        ]
+
+    def test_multipart_form_data_works_like_urlencoded(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        response = client.post("/produtos", files={k: (None, v) for k, v in FORM.items()})
+        assert response.status_code == 303
+        assert contar(db) == 1
+
+    def test_each_repetition_adds_one_more_product(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        for _ in range(3):
+            assert client.post("/produtos", data=FORM).status_code == 303
+        assert contar(db) == 3
+
+    def test_the_notice_shows_once_then_is_gone(self, client: TestClient) -> None:
+        client.post("/produtos", data=FORM)
+        first = client.get("/produtos")
+        assert "Produto «Caderno» adicionado." in first.text
+        assert first.headers["cache-control"] == "no-store"
+        second = client.get("/produtos")
+        assert "adicionado" not in second.text
+        assert second.headers["cache-control"] == "no-cache"
+
+    def test_an_id_in_the_body_is_ignored(self, client: TestClient, db: sqlite3.Connection) -> None:
+        client.post("/produtos", data={**FORM, "produto.id": "777"})
+        assert db.execute("SELECT id FROM produtos").fetchall() != [(777,)]
+
+    def test_invalid_input_shows_the_form_again_with_what_was_typed_and_writes_nothing(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        response = client.post(
+            "/produtos",
+            data={"produto.nome": "  ", "produto.descricao": "<i>x</i>", "produto.preco": "1.234"},
+        )
+        assert response.status_code == 422
+        assert 'action="/produtos"' in response.text
+        assert "&lt;i&gt;x&lt;/i&gt;</textarea>" in response.text
+        assert 'value="1.234"' in response.text
+        assert 'id="erro-nome">Preencha este campo.' in response.text
+        assert 'id="erro-preco">«1.234» é ambíguo' in response.text
+        assert 'id="erro-descricao"' not in response.text
+        assert contar(db) == 0
+
+    def test_missing_fields_are_named(self, client: TestClient, db: sqlite3.Connection) -> None:
+        response = client.post("/produtos", data={"outro": "x"})
+        assert response.status_code == 422
+        assert response.text.count('class="erro"') == 2
+        assert contar(db) == 0
+
+
+class TestTheForms:
+    def test_the_new_form_posts_the_three_fields_to_the_collection(
+        self, client: TestClient
+    ) -> None:
+        page = client.get("/produtos/novo").text
+        assert '<form method="post" action="/produtos"' in page
+        for campo in ("nome", "descricao", "preco"):
+            assert f'name="produto.{campo}"' in page
+        assert "_method" not in page
+
+    def test_the_new_form_carries_the_field_rules(self, client: TestClient) -> None:
+        page = client.get("/produtos/novo").text
+        assert re.search(r'name="produto.nome"[^>]*required="required" maxlength="200"', page)
+        assert re.search(r'<textarea[^>]*name="produto.descricao"[^>]*maxlength="5000"', page)
+
+    def test_the_edit_page_posts_put_to_the_product_with_its_values_and_no_hidden_id(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db, "Lápis", "1234,5")
+        page = client.get(f"/produtos/{id}").text
+        form = re.search(
+            rf'<form method="post" action="/produtos/{id}" class="produto".*?</form>', page, re.S
+        )
+        assert form is not None
+        html = form.group(0)
+        assert '<input type="hidden" name="_method" value="PUT">' in html
+        assert '<button type="submit" name="_method" value="PUT"' in html
+        assert 'value="Lápis"' in html and 'value="1234,50"' in html
+        assert "<textarea" in html
+        assert "produto.id" not in page and 'name="id"' not in page
+        assert 'name="_method" value="DELETE"' in page
+
+
+class TestUpdate:
+    @pytest.mark.parametrize("how", ["override", "put"])
+    def test_an_update_changes_the_fields_and_sees_the_browser_back(
+        self, client: TestClient, db: sqlite3.Connection, how: str
+    ) -> None:
+        id = criar(client, db)
+        if how == "override":
+            response = client.post(f"/produtos/{id}", data={**FORM, "_method": "PUT"})
+        else:
+            response = client.put(f"/produtos/{id}", data=FORM)
+        assert response.status_code == 303
+        assert response.headers["location"] == "/produtos"
+        assert linha(db, id) == ("Caderno", "Capa dura\n96 folhas", 123456)
+        assert "Produto «Caderno» atualizado." in client.get("/produtos").text
+
+    def test_the_browser_form_sends_method_twice_and_that_is_fine(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        body = "_method=PUT&produto.nome=Novo&produto.preco=3&_method=PUT"
+        response = client.post(
+            f"/produtos/{id}",
+            content=body,
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+        assert response.status_code == 303
+        assert linha(db, id) == ("Novo", "", 300)
+
+    def test_an_invalid_update_shows_the_form_again_and_changes_nothing(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db, "Régua", "5")
+        response = client.put(
+            f"/produtos/{id}", data={"produto.nome": "x" * 201, "produto.preco": "0"}
+        )
+        assert response.status_code == 422
+        assert f'action="/produtos/{id}"' in response.text
+        assert "Use no máximo 200 caracteres." in response.text
+        assert "O preço deve ser maior que zero." in response.text
+        assert linha(db, id) == ("Régua", "", 500)
+
+    def test_an_id_in_the_body_never_moves_the_update(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        a, b = criar(client, db, "A"), criar(client, db, "B")
+        client.put(f"/produtos/{a}", data={**FORM, "produto.id": str(b)})
+        assert linha(db, b) == ("B", "", 250)
+        assert linha(db, a) is not None and linha(db, a)[0] == "Caderno"
+
+    @pytest.mark.parametrize("data", [FORM, {"produto.nome": ""}])
+    def test_updating_an_unknown_product_is_404(
+        self, client: TestClient, data: dict[str, str]
+    ) -> None:
+        response = client.put("/produtos/99", data=data)
+        assert response.status_code == 404
+        assert "Não há produto com o número 99" in response.text
+
+
+class TestRemoval:
+    @pytest.mark.parametrize("how", ["override", "delete"])
+    def test_a_removal_deletes_the_product_and_sees_the_browser_back(
+        self, client: TestClient, db: sqlite3.Connection, how: str
+    ) -> None:
+        id = criar(client, db, "Borracha")
+        if how == "override":
+            response = client.post(f"/produtos/{id}", data={"_method": "DELETE"})
+        else:
+            response = client.delete(f"/produtos/{id}")
+        assert response.status_code == 303
+        assert linha(db, id) is None
+        assert "Produto «Borracha» removido." in client.get("/produtos").text
+        assert client.get(f"/produtos/{id}").status_code == 404
+
+    def test_removing_twice_is_404_the_second_time(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        assert client.delete(f"/produtos/{id}").status_code == 303
+        assert client.delete(f"/produtos/{id}").status_code == 404
+
+    def test_a_removed_id_is_never_given_to_another_product(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        client.delete(f"/produtos/{id}")
+        assert criar(client, db) > id
+
+
+class TestShow:
+    def test_an_unknown_product_is_a_404_page_in_the_site_layout(self, client: TestClient) -> None:
+        response = client.get("/produtos/42")
+        assert response.status_code == 404
+        assert "<h1>Página não encontrada</h1>" in response.text
+        assert "Não há produto com o número 42" in response.text
+
+    def test_head_answers_like_get_without_a_body(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        client.get("/produtos")
+        for path in ("/produtos", "/produtos/novo", f"/produtos/{id}"):
+            get, head = client.get(path), client.head(path)
+            assert head.status_code == 200
+            assert head.content == b""
+            assert head.headers["content-length"] == str(len(get.content))
