@@ -16,9 +16,10 @@ FORM = {
 
 
 def linha(db: sqlite3.Connection, id: int) -> tuple[str, str, int] | None:
-    return db.execute(
+    row: tuple[str, str, int] | None = db.execute(
         "SELECT nome, descricao, preco_centavos FROM produtos WHERE id = ?", (id,)
     ).fetchone()
+    return row
 
 
 class TestTheList:
@@ -280,7 +281,7 @@ class TestUpdate:
         a, b = criar(client, db, "A"), criar(client, db, "B")
         client.put(f"/produtos/{a}", data={**FORM, "produto.id": str(b)})
         assert linha(db, b) == ("B", "", 250)
-        assert linha(db, a) is not None and linha(db, a)[0] == "Caderno"
+        assert linha(db, a) == ("Caderno", "Capa dura\n96 folhas", 123456)
 
     @pytest.mark.parametrize("data", [FORM, {"produto.nome": ""}])
     def test_updating_an_unknown_product_is_404(
@@ -338,3 +339,23 @@ class TestShow:
             assert head.status_code == 200
             assert head.content == b""
             assert head.headers["content-length"] == str(len(get.content))
+
+
+def test_a_get_never_writes_to_the_database(client: TestClient, db: sqlite3.Connection) -> None:
+    ids = [criar(client, db) for _ in range(5)]
+    client.get("/produtos")  # lets the notice cookie go
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = db.execute("PRAGMA data_version").fetchone()
+    changes = db.total_changes
+    for path in (
+        "/produtos",
+        f"/produtos?depois={ids[2]}",
+        f"/produtos?antes={ids[0]}",
+        "/produtos/novo",
+        f"/produtos/{ids[0]}",
+        "/produtos/999",
+    ):
+        client.get(path)
+        client.head(path)
+    assert db.execute("PRAGMA data_version").fetchone() == before
+    assert db.total_changes == changes

@@ -14,14 +14,19 @@ from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from catalogo import migrations
 from catalogo.http import SECURITY_HEADERS, CrossOriginProtection, RequestBody, SecurityHeaders
 from catalogo.pages import Pages
-from catalogo.resources import NovoProdutoResource, ProdutoResource, ProdutosResource
+from catalogo.resources import (
+    InicioResource,
+    NovoProdutoResource,
+    ProdutoResource,
+    ProdutosResource,
+)
 from catalogo.settings import Settings
 from catalogo.storage import StorageUnavailable
 from catalogo.storage.sqlite import SQLiteStorage
@@ -42,10 +47,6 @@ class ProdutoId(Convertor[int]):
 
 
 register_url_convertor("produto_id", ProdutoId())
-
-
-async def _inicio(request: Request) -> Response:
-    return RedirectResponse("/produtos", status_code=302)
 
 
 def create_app(settings: Settings | None = None) -> Starlette:
@@ -80,7 +81,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     app = Starlette(
         routes=[
-            Route("/", _inicio),
+            Route("/", InicioResource),
             Route("/produtos", ProdutosResource),
             Route("/produtos/novo", NovoProdutoResource),
             Route("/produtos/{id:produto_id}", ProdutoResource),

@@ -168,6 +168,7 @@ _MENSAGENS = {
     "missing": "Preencha este campo.",
     "string_too_short": "Preencha este campo.",
     "string_too_long": "Use no máximo {max_length} caracteres.",
+    "too_long": "Use no máximo {max_length} caracteres.",
     "string_type": "Deve ser texto.",
     "greater_than": "O preço deve ser maior que zero.",
     "less_than_equal": "O preço máximo é R$ 999.999.999,99.",

@@ -79,6 +79,13 @@ def _url(cursor: Cursor | None) -> str | None:
     return "/produtos"
 
 
+class InicioResource(HTTPEndpoint):
+    """/: the site has one resource, so its front door is the list."""
+
+    async def get(self, request: Request) -> Response:
+        return RedirectResponse("/produtos", status_code=302)
+
+
 class ProdutosResource(HTTPEndpoint):
     """/produtos: the list (GET) and creation (POST)."""
 

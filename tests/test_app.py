@@ -1,0 +1,89 @@
+"""The URL surface: every (method, path) pair answers with the status and Allow of DESIGN §2."""
+
+import sqlite3
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.helpers import criar
+
+COLLECTION = "GET, HEAD, POST"
+FORM = "GET, HEAD"
+ITEM = "GET, HEAD, PUT, DELETE"
+BIG = str(2**63)
+
+# (method, path, expected status, expected Allow or None). {id} is an existing product.
+TABLE = [
+    ("GET", "/produtos", 200, None),
+    ("HEAD", "/produtos", 200, None),
+    ("PUT", "/produtos", 405, COLLECTION),
+    ("DELETE", "/produtos", 405, COLLECTION),
+    ("PATCH", "/produtos", 405, COLLECTION),
+    ("OPTIONS", "/produtos", 405, COLLECTION),
+    ("GET", "/produtos/novo", 200, None),
+    ("HEAD", "/produtos/novo", 200, None),
+    ("POST", "/produtos/novo", 405, FORM),
+    ("PUT", "/produtos/novo", 405, FORM),
+    ("DELETE", "/produtos/novo", 405, FORM),
+    ("PATCH", "/produtos/novo", 405, FORM),
+    ("GET", "/produtos/{id}", 200, None),
+    ("HEAD", "/produtos/{id}", 200, None),
+    ("POST", "/produtos/{id}", 405, ITEM),
+    ("PATCH", "/produtos/{id}", 405, ITEM),
+    ("OPTIONS", "/produtos/{id}", 405, ITEM),
+    ("GET", "/produtos/999", 404, None),
+    ("DELETE", "/produtos/999", 404, None),
+    ("GET", "/produtos/0", 404, None),
+    ("GET", "/produtos/-1", 404, None),
+    ("GET", "/produtos/007", 404, None),
+    ("GET", "/produtos/abc", 404, None),
+    ("GET", "/produtos/1.5", 404, None),
+    ("GET", f"/produtos/{BIG}", 404, None),
+    ("PUT", f"/produtos/{BIG}", 404, None),
+    ("DELETE", f"/produtos/{BIG}", 404, None),
+    ("POST", f"/produtos/{BIG}", 404, None),
+    ("GET", f"/produtos/{2**64}", 404, None),
+    ("GET", "/produtos/" + "9" * 5000, 404, None),
+    ("DELETE", "/produtos/" + "9" * 5000, 404, None),
+    ("GET", "/produtos/%D9%A1", 404, None),
+    ("GET", "/nada", 404, None),
+    ("POST", "/nada", 404, None),
+    ("POST", "/", 405, "GET, HEAD"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "status", "allow"), TABLE)
+def test_each_method_and_path_gets_its_status_and_allow(
+    client: TestClient,
+    db: sqlite3.Connection,
+    method: str,
+    path: str,
+    status: int,
+    allow: str | None,
+) -> None:
+    path = path.format(id=criar(client, db))
+    response = client.request(method, path)
+    assert response.status_code == status
+    assert response.headers.get("allow") == allow
+    if status >= 400 and method != "HEAD":
+        assert response.headers["content-type"] == "text/html; charset=utf-8"
+        assert '<link rel="stylesheet" href="/static/catalogo.css">' in response.text
+
+
+def test_a_405_page_says_which_methods_the_path_accepts(client: TestClient) -> None:
+    response = client.post("/produtos/novo")
+    assert "Este endereço não aceita o método POST. Aceita: GET, HEAD." in response.text
+
+
+def test_the_stylesheet_script_and_icon_ship_in_the_package(client: TestClient) -> None:
+    for path in ("/static/catalogo.css", "/static/catalogo.js", "/static/favicon.svg"):
+        assert client.get(path).status_code == 200
+
+
+def test_no_page_loads_anything_from_another_host(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    id = criar(client, db)
+    for path in ("/produtos", "/produtos/novo", f"/produtos/{id}", "/produtos/999"):
+        html = client.get(path).text
+        assert "http://" not in html and "https://" not in html and 'src="//' not in html

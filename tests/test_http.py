@@ -1,0 +1,312 @@
+"""What runs before routing: body limit, strict form decoding, method override, guards, headers."""
+
+import logging
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+from catalogo.app import create_app
+from catalogo.settings import Settings
+from tests.helpers import contar, criar
+
+URLENCODED = {"content-type": "application/x-www-form-urlencoded"}
+FORM = {"produto.nome": "Caneca", "produto.preco": "30"}
+
+
+def nome(db: sqlite3.Connection, id: int) -> str | None:
+    row = db.execute("SELECT nome FROM produtos WHERE id = ?", (id,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+class TestMethodOverride:
+    @pytest.mark.parametrize("value", ["PUT", "put", "Put"])
+    def test_method_put_in_a_form_post_becomes_put_in_any_case(
+        self, client: TestClient, db: sqlite3.Connection, value: str
+    ) -> None:
+        id = criar(client, db)
+        response = client.post(f"/produtos/{id}", data={**FORM, "_method": value})
+        assert response.status_code == 303
+        assert nome(db, id) == "Caneca"
+
+    def test_method_in_a_multipart_post_works_too(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        response = client.post(f"/produtos/{id}", files={"_method": (None, "delete")})
+        assert response.status_code == 303
+        assert nome(db, id) is None
+
+    def test_method_in_the_query_string_is_ignored(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        response = client.post(f"/produtos/{id}?_method=DELETE", data=FORM)
+        assert response.status_code == 405
+        assert nome(db, id) == "Caneta"
+
+    def test_method_on_a_method_other_than_post_is_ignored(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        response = client.put(f"/produtos/{id}", data={**FORM, "_method": "DELETE"})
+        assert response.status_code == 303
+        assert nome(db, id) == "Caneca"
+
+    def test_method_in_a_body_that_is_not_a_form_is_ignored(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        response = client.post(
+            f"/produtos/{id}", content=b"_method=DELETE", headers={"content-type": "text/plain"}
+        )
+        assert response.status_code == 405
+        assert nome(db, id) == "Caneta"
+
+    @pytest.mark.parametrize("value", ["PATCH", "POST", "GET", "", "DELETEX"])
+    def test_any_other_value_is_a_400_naming_the_accepted_ones(
+        self, client: TestClient, db: sqlite3.Connection, value: str
+    ) -> None:
+        id = criar(client, db)
+        response = client.post(f"/produtos/{id}", data={"_method": value})
+        assert response.status_code == 400
+        assert "_method aceita apenas PUT ou DELETE" in response.text
+        assert nome(db, id) == "Caneta"
+
+    def test_two_different_values_are_refused(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        response = client.post(
+            f"/produtos/{id}", content=b"_method=PUT&_method=DELETE", headers=URLENCODED
+        )
+        assert response.status_code == 400
+        assert "«_method» veio mais de uma vez" in response.text
+        assert nome(db, id) == "Caneta"
+
+    def test_override_to_a_method_the_path_lacks_is_405(self, client: TestClient) -> None:
+        response = client.post("/produtos", data={"_method": "PUT"})
+        assert response.status_code == 405
+        assert response.headers["allow"] == "GET, HEAD, POST"
+
+
+class TestBodies:
+    def test_a_body_over_the_limit_is_413_before_it_is_read(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        body = b"produto.nome=x&produto.preco=1&produto.descricao=" + b"a" * (1024 * 1024)
+        response = client.post("/produtos", content=body, headers=URLENCODED)
+        assert response.status_code == 413
+        assert "limite de 1048576 bytes" in response.text
+        assert contar(db) == 0
+
+    def test_a_chunked_body_over_the_limit_is_413_too(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        def chunks() -> Iterator[bytes]:
+            yield b"produto.nome=x&produto.preco=1&produto.descricao="
+            for _ in range(20):
+                yield b"a" * 65536
+
+        response = client.post("/produtos", content=chunks(), headers=URLENCODED)
+        assert response.status_code == 413
+        assert contar(db) == 0
+
+    def test_a_bad_content_length_is_400(self, client: TestClient) -> None:
+        headers = {**URLENCODED, "content-length": "abc"}
+        response = client.post("/produtos", content=b"", headers=headers)
+        assert response.status_code == 400
+
+    @pytest.mark.parametrize(
+        "body",
+        [b"produto.nome=%FF&produto.preco=1", b"produto.nome=\xff&produto.preco=1", b"%C3=1"],
+    )
+    def test_a_form_that_is_not_utf8_is_400(
+        self, client: TestClient, db: sqlite3.Connection, body: bytes
+    ) -> None:
+        response = client.post("/produtos", content=body, headers=URLENCODED)
+        assert response.status_code == 400
+        assert "não é UTF-8 válido" in response.text
+        assert contar(db) == 0
+
+    def test_a_multipart_field_that_is_not_utf8_is_400(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        response = client.post(
+            "/produtos", files={"produto.nome": (None, b"\xff\xfe"), "produto.preco": (None, "1")}
+        )
+        assert response.status_code == 400
+        assert contar(db) == 0
+
+    def test_a_broken_multipart_body_is_400(self, client: TestClient) -> None:
+        response = client.post(
+            "/produtos",
+            content=b"--XX\r\nContent-Disposition: form-data\r\n\r\nabc",
+            headers={"content-type": "multipart/form-data"},
+        )
+        assert response.status_code == 400
+        assert "Formulário malformado" in response.text
+
+    def test_a_file_upload_is_refused(self, client: TestClient, db: sqlite3.Connection) -> None:
+        response = client.post(
+            "/produtos",
+            data=FORM,
+            files={"produto.descricao": ("a.txt", b"texto", "text/plain")},
+        )
+        assert response.status_code == 400
+        assert "não aceita arquivos" in response.text
+        assert contar(db) == 0
+
+    @pytest.mark.parametrize(
+        "content_type",
+        ["application/json", "text/plain", "application/x-www-form-urlencoded; charset=latin-1"],
+    )
+    def test_a_body_that_is_not_utf8_form_data_is_415(
+        self, client: TestClient, db: sqlite3.Connection, content_type: str
+    ) -> None:
+        response = client.post(
+            "/produtos",
+            content=b"produto.nome=x&produto.preco=1",
+            headers={"content-type": content_type},
+        )
+        assert response.status_code == 415
+        assert contar(db) == 0
+
+    def test_a_post_with_no_body_at_all_is_415(self, client: TestClient) -> None:
+        assert client.post("/produtos").status_code == 415
+
+    @pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\x7f", "\x85"])
+    def test_control_characters_are_422_and_name_the_character(
+        self, client: TestClient, db: sqlite3.Connection, char: str
+    ) -> None:
+        response = client.post(
+            "/produtos", data={"produto.nome": f"a{char}b", "produto.preco": "1"}
+        )
+        assert response.status_code == 422
+        assert f"U+{ord(char):04X}" in response.text
+        assert contar(db) == 0
+
+    def test_too_many_fields_is_400(self, client: TestClient) -> None:
+        body = "&".join(f"f{n}=1" for n in range(1001)).encode()
+        assert client.post("/produtos", content=body, headers=URLENCODED).status_code == 400
+
+
+class TestCrossOriginProtection:
+    @pytest.mark.parametrize(
+        "headers",
+        [
+            {"sec-fetch-site": "cross-site"},
+            {"sec-fetch-site": "same-site"},
+            {"sec-fetch-site": "cross-site", "origin": "http://testserver"},
+            {"origin": "http://evil.example"},
+            {"origin": "http://testserver.evil.example"},
+            {"origin": "null"},
+        ],
+    )
+    def test_writes_from_another_site_are_403_and_change_nothing(
+        self, client: TestClient, db: sqlite3.Connection, headers: dict[str, str]
+    ) -> None:
+        id = criar(client, db)
+        response = client.post(f"/produtos/{id}", data={"_method": "DELETE"}, headers=headers)
+        assert response.status_code == 403
+        assert "outro site" in response.text
+        assert client.post("/produtos", data=FORM, headers=headers).status_code == 403
+        assert contar(db) == 1
+
+    @pytest.mark.parametrize(
+        "headers",
+        [
+            {},
+            {"sec-fetch-site": "same-origin"},
+            {"sec-fetch-site": "none"},
+            {"origin": "http://testserver"},
+            {"sec-fetch-site": "same-origin", "origin": "http://evil.example"},
+        ],
+    )
+    def test_same_origin_and_non_browser_writes_pass(
+        self, client: TestClient, db: sqlite3.Connection, headers: dict[str, str]
+    ) -> None:
+        assert client.post("/produtos", data=FORM, headers=headers).status_code == 303
+        assert contar(db) == 1
+
+    def test_reads_from_another_site_are_allowed(self, client: TestClient) -> None:
+        response = client.get("/produtos", headers={"sec-fetch-site": "cross-site"})
+        assert response.status_code == 200
+
+
+class TestSecurityHeaders:
+    @pytest.mark.parametrize(
+        ("method", "path"),
+        [
+            ("GET", "/produtos"),
+            ("GET", "/produtos/novo"),
+            ("GET", "/nada"),
+            ("PUT", "/produtos"),
+            ("GET", "/static/catalogo.css"),
+            ("POST", "/produtos"),
+        ],
+    )
+    def test_every_response_carries_them(self, client: TestClient, method: str, path: str) -> None:
+        headers = client.request(method, path).headers
+        csp = headers["content-security-policy"]
+        for directive in (
+            "default-src 'none'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "frame-ancestors 'none'",
+            "script-src 'self'",
+        ):
+            assert directive in csp
+        assert "unsafe-inline" not in csp
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["referrer-policy"] == "same-origin"
+
+    def test_pages_have_no_inline_script_or_style(self, client: TestClient) -> None:
+        html = client.get("/produtos/novo").text
+        assert "<script>" not in html and "<style" not in html and " style=" not in html
+        assert " on" not in html.replace(" onde", "")  # no onclick= and the like
+
+
+class FailingStorage:
+    """Stands in for a storage whose every call fails, to reach the error handlers."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __getattr__(self, name: str) -> object:
+        async def fail(*args: object) -> None:
+            raise self.error
+
+        return fail
+
+
+class TestServerFailures:
+    def test_an_unexpected_error_is_a_500_page_with_a_code_that_is_in_the_log(
+        self, settings: Settings, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        app = create_app(settings)
+        with TestClient(app, raise_server_exceptions=False) as client:
+            real = app.state.storage
+            app.state.storage = FailingStorage(RuntimeError("secret detail"))
+            with caplog.at_level(logging.ERROR, logger="catalogo"):
+                response = client.get("/produtos/1")
+            app.state.storage = real
+        assert response.status_code == 500
+        assert "secret detail" not in response.text and "Traceback" not in response.text
+        code = response.text.split("<code>")[1].split("</code>")[0]
+        assert code in caplog.text and "secret detail" in caplog.text
+        assert response.headers["x-content-type-options"] == "nosniff"
+
+    def test_a_locked_database_is_a_503_with_retry_after(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        db.execute("BEGIN EXCLUSIVE")  # another process holding the write lock past busy_timeout
+        try:
+            response = client.post("/produtos", data=FORM)
+        finally:
+            db.execute("ROLLBACK")
+        assert response.status_code == 503
+        assert response.headers["retry-after"] == "5"
+        assert client.get("/produtos").status_code == 200
+        assert client.post("/produtos", data=FORM).status_code == 303

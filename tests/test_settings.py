@@ -1,0 +1,43 @@
+"""Settings come from CATALOGO_* variables, with defaults that need no set-up at all."""
+
+import pytest
+
+from catalogo.settings import Settings, SettingsError
+
+
+def test_with_no_variables_the_defaults_are_a_local_sqlite_file() -> None:
+    settings = Settings.from_env({})
+    assert settings.database_url == "sqlite:///./catalogo.db"
+    assert settings.sqlite_path == "./catalogo.db"
+    assert settings.page_size == 50
+    assert settings.max_body_bytes == 1024 * 1024
+
+
+def test_each_variable_is_read() -> None:
+    settings = Settings.from_env(
+        {
+            "CATALOGO_DATABASE_URL": "sqlite:////var/lib/catalogo/c.db",
+            "CATALOGO_PAGE_SIZE": "20",
+            "CATALOGO_MAX_BODY_BYTES": "4096",
+        }
+    )
+    assert settings.sqlite_path == "/var/lib/catalogo/c.db"
+    assert (settings.page_size, settings.max_body_bytes) == (20, 4096)
+
+
+@pytest.mark.parametrize(
+    ("environ", "named"),
+    [
+        ({"CATALOGO_DATABASE_URL": "mysql://x"}, "CATALOGO_DATABASE_URL"),
+        ({"CATALOGO_DATABASE_URL": "sqlite:///:memory:"}, "CATALOGO_DATABASE_URL"),
+        ({"CATALOGO_DATABASE_URL": "sqlite:///"}, "CATALOGO_DATABASE_URL"),
+        ({"CATALOGO_PAGE_SIZE": "many"}, "CATALOGO_PAGE_SIZE"),
+        ({"CATALOGO_PAGE_SIZE": "0"}, "CATALOGO_PAGE_SIZE"),
+        ({"CATALOGO_MAX_BODY_BYTES": "10"}, "CATALOGO_MAX_BODY_BYTES"),
+    ],
+)
+def test_a_value_we_cannot_use_is_refused_naming_the_variable(
+    environ: dict[str, str], named: str
+) -> None:
+    with pytest.raises(SettingsError, match=named):
+        Settings.from_env(environ)
