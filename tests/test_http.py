@@ -2,9 +2,13 @@
 
 import logging
 import sqlite3
+import urllib.parse
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from catalogo.app import create_app
@@ -310,3 +314,64 @@ class TestServerFailures:
         assert response.headers["retry-after"] == "5"
         assert client.get("/produtos").status_code == 200
         assert client.post("/produtos", data=FORM).status_code == 303
+
+
+def multipart(parts: list[tuple[str, bytes]], nameless: bool) -> bytes:
+    """A multipart body with boundary XX, sometimes with a part that lacks its name."""
+    body = b"".join(
+        b'--XX\r\nContent-Disposition: form-data; name="'
+        + name.encode()
+        + b'"\r\n\r\n'
+        + value
+        + b"\r\n"
+        for name, value in parts
+    )
+    if nameless:
+        body += b"--XX\r\nContent-Disposition: form-data\r\n\r\nx\r\n"
+    return body + b"--XX--\r\n"
+
+
+class TestNoInputGetsA500:
+    """Whatever a client sends, the answer is a page with a status below 500."""
+
+    PATHS = ("/", "/produtos", "/produtos/novo", "/produtos/1", "/produtos/0", "/x")
+    TYPES = (
+        "application/x-www-form-urlencoded",
+        "application/x-www-form-urlencoded; charset=utf-8",
+        "multipart/form-data",
+        "multipart/form-data; boundary=XX",
+        "multipart/form-data; boundary=",
+        "application/json",
+        "text/plain; charset=\xff",
+        "",
+    )
+    FIELDS = ("_method", "produto.nome", "produto.descricao", "produto.preco", "produto.id")
+
+    @hypothesis_settings(
+        max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
+    @given(
+        method=st.sampled_from(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]),
+        path=st.one_of(
+            st.sampled_from(PATHS),
+            st.text(max_size=30).map(lambda t: "/produtos/" + urllib.parse.quote(t)),
+        ),
+        content_type=st.sampled_from(TYPES),
+        body=st.one_of(
+            st.binary(max_size=300),
+            st.dictionaries(st.sampled_from(FIELDS), st.text(max_size=40)).map(
+                lambda d: urllib.parse.urlencode(d).encode()
+            ),
+            st.builds(
+                multipart,
+                st.lists(st.tuples(st.sampled_from(FIELDS), st.binary(max_size=20)), max_size=4),
+                st.booleans(),
+            ),
+        ),
+    )
+    def test_random_requests_never_get_a_server_error(
+        self, client: TestClient, method: str, path: str, content_type: str, body: bytes
+    ) -> None:
+        headers = {"content-type": content_type.encode("latin-1")} if content_type else {}
+        response = client.request(method, path, content=body, headers=headers)
+        assert response.status_code < 500, response.text
