@@ -372,6 +372,6 @@ class TestNoInputGetsA500:
     def test_random_requests_never_get_a_server_error(
         self, client: TestClient, method: str, path: str, content_type: str, body: bytes
     ) -> None:
-        headers = {"content-type": content_type.encode("latin-1")} if content_type else {}
+        headers = {b"content-type": content_type.encode("latin-1")} if content_type else {}
         response = client.request(method, path, content=body, headers=headers)
         assert response.status_code < 500, response.text
