@@ -81,10 +81,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     app = Starlette(
         routes=[
-            Route("/", InicioResource),
+            Route("/produtos/{id:produto_id}", ProdutoResource),
             Route("/produtos", ProdutosResource),
             Route("/produtos/novo", NovoProdutoResource),
-            Route("/produtos/{id:produto_id}", ProdutoResource),
+            Route("/", InicioResource),
             Mount("/static", StaticFiles(packages=[("catalogo", "static")]), name="static"),
         ],
         middleware=[

@@ -1,10 +1,12 @@
 """`catalogo serve` and `catalogo migrate`: the only entry point, the same locally and in CI."""
 
 import argparse
+import asyncio
 import sys
 
-from catalogo import migrations
+from catalogo import migrations, produtos
 from catalogo.settings import Settings, SettingsError
+from catalogo.storage.sqlite import SQLiteStorage
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -19,6 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="port to listen on")
     serve.add_argument("--workers", type=int, default=1, help="worker processes")
     commands.add_parser("migrate", help="bring the database schema up to date, then exit")
+    seed = commands.add_parser("seed", help="add N sample products (demos, benchmarks)")
+    seed.add_argument("count", type=int, help="how many products to add")
     return parser
 
 
@@ -31,6 +35,16 @@ def main(argv: list[str] | None = None) -> None:
     migrations.upgrade(settings)  # once here, so that workers start on a current schema
     if args.command == "serve":
         _serve(args.host, args.port, args.workers)
+    elif args.command == "seed":
+        print(f"catalogo: added {asyncio.run(_seed(settings, args.count))} products")
+
+
+async def _seed(settings: Settings, count: int) -> int:
+    storage = SQLiteStorage(settings.sqlite_path)
+    try:
+        return await storage.create_many(produtos.exemplos(count))
+    finally:
+        await storage.close()
 
 
 def _serve(host: str, port: int, workers: int) -> None:

@@ -44,7 +44,10 @@ class Pages:
         )
         self.env.filters["reais"] = formatar_preco
         self.env.filters["preco_no_campo"] = preco_no_campo
-        self.env.globals["atributos"] = ATRIBUTOS_HTML
+        xmlattr = self.env.filters["xmlattr"]
+        self.env.globals["atributos"] = {
+            campo: xmlattr(self.env, attrs) for campo, attrs in ATRIBUTOS_HTML.items()
+        }
 
     def render(
         self,

@@ -10,6 +10,7 @@ guess at `1.234`; we refuse what is ambiguous instead (DESIGN.md §2).
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -154,6 +155,18 @@ class Produto(BaseModel):
 
 
 CAMPOS = ("nome", "descricao", "preco")
+
+
+def exemplos(quantos: int) -> Iterator[Produto]:
+    """Plausible sample products, the same every time, for demos and benchmarks."""
+    tipos = ("Caneca", "Caderno", "Lápis", "Mochila", "Garrafa", "Camiseta", "Boné", "Agenda")
+    cores = ("azul", "verde", "preta", "branca", "vermelha", "amarela")
+    for n in range(1, quantos + 1):
+        yield Produto.model_construct(
+            nome=f"{tipos[n % len(tipos)]} {cores[n % len(cores)]} nº {n}",
+            descricao=f"Produto de exemplo nº {n}.\nGerado por catalogo seed.",
+            preco=Decimal(n * 7919 % 99_999 + 1).scaleb(-2),
+        )
 
 
 def validar(dados: dict[str, str]) -> tuple[Produto | None, dict[str, str]]:

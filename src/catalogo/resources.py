@@ -19,6 +19,7 @@ from catalogo.produtos import CAMPOS, ID_MAXIMO, Produto, preco_no_campo, valida
 from catalogo.storage import Cursor, Storage
 
 AVISO = "aviso"
+_VAZIO = dict.fromkeys(CAMPOS, "")
 _AVISOS = {
     "adicionado": "Produto «{}» adicionado.",
     "atualizado": "Produto «{}» atualizado.",
@@ -39,7 +40,7 @@ def _pages(request: Request) -> Pages:
 async def _campos(request: Request) -> dict[str, str]:
     """The product's fields from the form; a `produto.id` in the body is ignored on purpose."""
     form = await read_form(request)
-    return {c: form[f"produto.{c}"] for c in CAMPOS if f"produto.{c}" in form}
+    return {c: form.get(f"produto.{c}", "") for c in CAMPOS}
 
 
 def _depois_da_escrita(request: Request, tipo: str, produto: Produto) -> Response:
@@ -127,7 +128,7 @@ class NovoProdutoResource(HTTPEndpoint):
     """/produtos/novo: the empty form, which posts to /produtos."""
 
     async def get(self, request: Request) -> Response:
-        return _pages(request).render("produtos/novo.html", valores={}, erros={})
+        return _pages(request).render("produtos/novo.html", valores=_VAZIO, erros={})
 
 
 class ProdutoResource(HTTPEndpoint):

@@ -4,6 +4,7 @@ Pages are keyset pages in list order (newest first): a `Cursor` says "after" or 
 product id, so page 10,000 costs what page 1 costs.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -36,6 +37,8 @@ class Storage(Protocol):
     async def get(self, id: int) -> Produto | None: ...
 
     async def create(self, produto: Produto) -> Produto: ...
+
+    async def create_many(self, produtos: Iterable[Produto]) -> int: ...
 
     async def update(self, id: int, produto: Produto) -> Produto | None: ...
 

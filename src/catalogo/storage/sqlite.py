@@ -3,20 +3,27 @@
 Reads in WAL mode never wait for a writer and take microseconds, so a thread hop would cost
 more than the read (DESIGN.md §3). Writes go to a single thread with its own connection: one
 writer per process is what SQLite allows anyway, and the event loop never blocks on a lock.
-`synchronous=FULL` makes each acknowledged write survive a power cut, not only a crash;
-`busy_timeout` lets several processes on one file take turns instead of failing.
+`synchronous=FULL` makes each acknowledged write survive a power cut, not only a crash, at the
+price of a disk flush per commit; the writer pays it once for every write that queued while
+the previous commit was flushing (group commit), each write in its own savepoint so that one
+failing write does not undo the others. `busy_timeout` lets several processes on one file
+take turns instead of failing.
 """
 
 import asyncio
+import queue
 import sqlite3
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from catalogo.produtos import Produto
 from catalogo.storage import Cursor, Page, StorageUnavailable
 
+T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5000
+MAX_BATCH = 256
 _COLUNAS = "id, nome, descricao, preco_centavos"
 
 
@@ -38,12 +45,95 @@ def _centavos(produto: Produto) -> int:
     return int(produto.preco * 100)
 
 
+Job = tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]
+
+
+class _Writer(threading.Thread):
+    """Owns the write connection; commits each batch of queued writes with one flush."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(name="sqlite-writer", daemon=True)
+        self._path = path
+        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+
+    def submit(self, work: Callable[[sqlite3.Connection], T]) -> "asyncio.Future[T]":
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._jobs.put((work, future))
+        return future
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+        self.join()
+
+    def run(self) -> None:
+        connection = _connect(self._path)
+        try:
+            while (batch := self._next_batch()) is not None:
+                self._commit(connection, batch)
+        finally:
+            connection.close()
+
+    def _next_batch(self) -> list[Job] | None:
+        first = self._jobs.get()
+        if first is None:
+            return None
+        batch = [first]
+        while len(batch) < MAX_BATCH:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is None:
+                self._jobs.put(None)  # finish this batch, then stop
+                break
+            batch.append(job)
+        return batch
+
+    def _commit(self, connection: sqlite3.Connection, batch: list[Job]) -> None:
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            for work, _ in batch:
+                outcomes.append(_in_savepoint(connection, work))
+            connection.execute("COMMIT")
+        except sqlite3.OperationalError as erro:  # locked past busy_timeout, disk full, I/O
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            outcomes = [(False, StorageUnavailable(str(erro))) for _ in batch]
+        for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
+            future.get_loop().call_soon_threadsafe(_settle, future, ok, value)
+
+
+def _in_savepoint(
+    connection: sqlite3.Connection, work: Callable[[sqlite3.Connection], Any]
+) -> tuple[bool, Any]:
+    connection.execute("SAVEPOINT write")
+    try:
+        value = work(connection)
+    except sqlite3.OperationalError:
+        raise  # the whole transaction is in doubt: let the batch fail as one
+    except Exception as erro:
+        connection.execute("ROLLBACK TO write")
+        connection.execute("RELEASE write")
+        return False, erro
+    connection.execute("RELEASE write")
+    return True, value
+
+
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if future.done():  # the request went away while its write was committed
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
 class SQLiteStorage:
     def __init__(self, path: str) -> None:
         self._reader = _connect(path)
-        self._writer: sqlite3.Connection | None = None
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
-        self._path = path
+        self._writer = _Writer(path)
+        self._writer.start()
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         try:
@@ -52,15 +142,7 @@ class SQLiteStorage:
             raise StorageUnavailable(str(erro)) from erro
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
-        def run() -> list[Any]:
-            if self._writer is None:  # opened on the writer thread, used only there
-                self._writer = _connect(self._path)
-            return self._writer.execute(sql, params).fetchall()
-
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._thread, run)
-        except sqlite3.OperationalError as erro:
-            raise StorageUnavailable(str(erro)) from erro
+        return await self._writer.submit(lambda c: c.execute(sql, params).fetchall())
 
     async def page(self, cursor: Cursor) -> Page:
         self._read("BEGIN")
@@ -114,6 +196,12 @@ class SQLiteStorage:
         )
         return produto.model_copy(update={"id": rows[0][0]})
 
+    async def create_many(self, produtos: Iterable[Produto]) -> int:
+        """Adds products in one transaction: for seeding demos and benchmarks, not for requests."""
+        rows = [(p.nome, p.descricao, _centavos(p)) for p in produtos]
+        sql = "INSERT INTO produtos (nome, descricao, preco_centavos) VALUES (?, ?, ?)"
+        return await self._writer.submit(lambda c: c.executemany(sql, rows).rowcount)
+
     async def update(self, id: int, produto: Produto) -> Produto | None:
         rows = await self._write(
             "UPDATE produtos SET nome = ?, descricao = ?, preco_centavos = ? WHERE id = ? "
@@ -127,10 +215,5 @@ class SQLiteStorage:
         return _produto(rows[0]) if rows else None
 
     async def close(self) -> None:
-        def close_writer() -> None:
-            if self._writer is not None:
-                self._writer.close()
-
-        await asyncio.get_running_loop().run_in_executor(self._thread, close_writer)
-        self._thread.shutdown()
+        await asyncio.get_running_loop().run_in_executor(None, self._writer.stop)
         self._reader.close()
