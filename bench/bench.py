@@ -147,9 +147,7 @@ def record(into: Figures, figures: dict[str, int]) -> None:
     into.failures += figures["errors"] + figures["bad_status"]
 
 
-def run_size(
-    n: int, rounds: int, seconds: int, workdir: Path
-) -> tuple[dict[str, Figures], float]:
+def run_size(n: int, rounds: int, seconds: int, workdir: Path) -> tuple[dict[str, Figures], float]:
     database = workdir / f"catalogo-{n}.db"
     env = {**os.environ, "CATALOGO_DATABASE_URL": f"sqlite:///{database}"}
     subprocess.run([CATALOGO, "seed", str(n)], env=env, check=True, capture_output=True)

@@ -47,6 +47,9 @@ TABLE = [
     ("DELETE", "/produtos/" + "9" * 5000, 404, None),
     ("GET", "/produtos/%D9%A1", 404, None),
     ("GET", "/nada", 404, None),
+    ("GET", "/produtos/", 404, None),
+    ("GET", "/produtos/{id}/", 404, None),
+    ("POST", "/produtos/", 404, None),
     ("POST", "/nada", 404, None),
     ("POST", "/", 405, "GET, HEAD"),
 ]

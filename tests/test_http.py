@@ -1,5 +1,6 @@
 """What runs before routing: body limit, strict form decoding, method override, guards, headers."""
 
+import asyncio
 import logging
 import sqlite3
 import urllib.parse
@@ -96,14 +97,44 @@ class TestMethodOverride:
 
 
 class TestBodies:
-    def test_a_body_over_the_limit_is_413_before_it_is_read(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_a_body_over_the_limit_is_413(self, client: TestClient, db: sqlite3.Connection) -> None:
         body = b"produto.nome=x&produto.preco=1&produto.descricao=" + b"a" * (1024 * 1024)
         response = client.post("/produtos", content=body, headers=URLENCODED)
         assert response.status_code == 413
         assert "limite de 1048576 bytes" in response.text
         assert contar(db) == 0
+
+    def test_a_declared_length_over_the_limit_is_refused_before_reading_the_body(
+        self, settings: Settings
+    ) -> None:
+        received: list[object] = []
+        sent: list[dict[str, object]] = []
+
+        async def receive() -> dict[str, object]:
+            received.append(1)
+            return {"type": "http.request", "body": b"x" * 65536, "more_body": True}
+
+        async def send(message: dict[str, object]) -> None:
+            sent.append(message)
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/produtos",
+            "raw_path": b"/produtos",
+            "query_string": b"",
+            "root_path": "",
+            "scheme": "http",
+            "http_version": "1.1",
+            "headers": [
+                (b"host", b"testserver"),
+                (b"content-length", b"2000000"),
+                (b"content-type", b"application/x-www-form-urlencoded"),
+            ],
+        }
+        asyncio.run(create_app(settings)(scope, receive, send))  # type: ignore[arg-type]
+        assert sent[0]["status"] == 413
+        assert received == []
 
     def test_a_chunked_body_over_the_limit_is_413_too(
         self, client: TestClient, db: sqlite3.Connection
@@ -346,6 +377,20 @@ class TestNoInputGetsA500:
         "",
     )
     FIELDS = ("_method", "produto.nome", "produto.descricao", "produto.preco", "produto.id")
+    ODD_HEADER_VALUES = (
+        "http://[",
+        "null",
+        "http://testserver",
+        "same-origin",
+        "cross-site",
+        "aviso=removido%3Ax",
+        "aviso=%FF%FE",
+        "aviso=adicionado:",
+        "²",
+        "-1",
+        "99999999999999999999",
+        "testserver:99999",
+    )
 
     @hypothesis_settings(
         max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -357,6 +402,10 @@ class TestNoInputGetsA500:
             st.text(max_size=30).map(lambda t: "/produtos/" + urllib.parse.quote(t)),
         ),
         content_type=st.sampled_from(TYPES),
+        extra=st.dictionaries(
+            st.sampled_from(["origin", "sec-fetch-site", "cookie", "host", "content-length"]),
+            st.one_of(st.sampled_from(ODD_HEADER_VALUES), st.text(max_size=20)),
+        ),
         body=st.one_of(
             st.binary(max_size=300),
             st.dictionaries(st.sampled_from(FIELDS), st.text(max_size=40)).map(
@@ -370,8 +419,16 @@ class TestNoInputGetsA500:
         ),
     )
     def test_random_requests_never_get_a_server_error(
-        self, client: TestClient, method: str, path: str, content_type: str, body: bytes
+        self,
+        client: TestClient,
+        method: str,
+        path: str,
+        content_type: str,
+        extra: dict[str, str],
+        body: bytes,
     ) -> None:
-        headers = {b"content-type": content_type.encode("latin-1")} if content_type else {}
+        headers = {k.encode(): v.encode("utf-8", "replace") for k, v in extra.items()}
+        if content_type:
+            headers[b"content-type"] = content_type.encode("latin-1")
         response = client.request(method, path, content=body, headers=headers)
         assert response.status_code < 500, response.text

@@ -61,3 +61,9 @@ def test_the_schema_refuses_what_the_rules_refuse(tmp_path: Path) -> None:
                 connection.execute(
                     "INSERT INTO produtos (nome, preco_centavos) VALUES (?, ?)", (nome, centavos)
                 )
+
+
+def test_migrations_and_the_app_open_the_same_file_whatever_its_name(tmp_path: Path) -> None:
+    settings = Settings(database_url=f"sqlite:///{tmp_path}/e%20f.db")
+    migrations.upgrade(settings)
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".db"] == ["e f.db"]

@@ -146,7 +146,10 @@ class TestFields:
         ("dados", "campo", "mensagem"),
         [
             ({"preco": "1"}, "nome", "Preencha este campo."),
-            ({"nome": " \t ", "preco": "1"}, "nome", "Preencha este campo."),
+            ({"nome": " \u00a0 ", "preco": "1"}, "nome", "Preencha este campo."),
+            ({"nome": "\x85a", "preco": "1"}, "nome", "U+0085"),
+            ({"nome": "a\x0b", "preco": "1"}, "nome", "U+000B"),
+            ({"nome": "a", "descricao": "\x0c a", "preco": "1"}, "descricao", "U+000C"),
             ({"nome": "a" * 201, "preco": "1"}, "nome", "Use no máximo 200 caracteres."),
             ({"nome": "a\tb", "preco": "1"}, "nome", "U+0009"),
             ({"nome": "a\nb", "preco": "1"}, "nome", "U+000A"),

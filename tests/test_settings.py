@@ -41,3 +41,13 @@ def test_a_value_we_cannot_use_is_refused_naming_the_variable(
 ) -> None:
     with pytest.raises(SettingsError, match=named):
         Settings.from_env(environ)
+
+
+def test_the_path_is_percent_decoded_once_for_every_part_of_the_app() -> None:
+    settings = Settings.from_env({"CATALOGO_DATABASE_URL": "sqlite:////srv/a%20b/c.db"})
+    assert settings.sqlite_path == "/srv/a b/c.db"
+
+
+def test_url_options_are_refused_rather_than_silently_dropped() -> None:
+    with pytest.raises(SettingsError, match="no \\?options"):
+        Settings.from_env({"CATALOGO_DATABASE_URL": "sqlite:///c.db?mode=ro"})

@@ -99,6 +99,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         },
         lifespan=lifespan,
     )
+    app.router.redirect_slashes = False  # its Location would be built from the client's Host
     app.state.settings = settings
     app.state.pages = pages
     return app

@@ -135,7 +135,7 @@ class RequestBody:
 
     async def _read(self, request: Request) -> bytes:
         declared = request.headers.get("content-length")
-        if declared is not None and not declared.isdigit():
+        if declared is not None and not (declared.isascii() and declared.isdigit()):
             raise HTTPException(400, "Content-Length inválido.")
         if declared is not None and int(declared) > self.max_bytes:
             raise self._too_large()
@@ -202,7 +202,10 @@ def _same_origin(request: Request) -> bool:
     origin = request.headers.get("origin")
     if origin is None:
         return True
-    return urllib.parse.urlsplit(origin).netloc == request.headers.get("host")
+    try:
+        return urllib.parse.urlsplit(origin).netloc == request.headers.get("host")
+    except ValueError:  # an Origin that is not a URL is no proof of the same site
+        return False
 
 
 class SecurityHeaders:

@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from catalogo.produtos import ATRIBUTOS_HTML, formatar_preco, preco_no_campo
+from catalogo.produtos import ATRIBUTOS_HTML, formatar_preco
 
 _TITULOS = {
     400: "Requisição inválida",
@@ -43,7 +43,6 @@ class Pages:
             lstrip_blocks=True,
         )
         self.env.filters["reais"] = formatar_preco
-        self.env.filters["preco_no_campo"] = preco_no_campo
         xmlattr = self.env.filters["xmlattr"]
         self.env.globals["atributos"] = {
             campo: xmlattr(self.env, attrs) for campo, attrs in ATRIBUTOS_HTML.items()

@@ -15,7 +15,6 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -106,8 +105,17 @@ def preco_no_campo(preco: Decimal, milhar: str = "") -> str:
     return f"{reais:,}".replace(",", milhar) + f",{resto:02d}"
 
 
-def _sem_controles(permitidos: str) -> Any:
-    def validar(texto: str) -> str:
+def _texto(permitidos: str) -> Any:
+    """Refuse control characters as typed, before trimming could silently drop them.
+
+    Where line breaks are allowed, a browser's CRLF (or a lone CR) is kept as LF.
+    """
+
+    def validar(texto: Any) -> Any:
+        if not isinstance(texto, str):
+            return texto
+        if "\n" in permitidos:
+            texto = texto.replace("\r\n", "\n").replace("\r", "\n")
         for caractere in texto:
             if unicodedata.category(caractere) in ("Cc", "Cs") and caractere not in permitidos:
                 raise PydanticCustomError(
@@ -117,7 +125,7 @@ def _sem_controles(permitidos: str) -> Any:
                 )
         return texto
 
-    return AfterValidator(validar)
+    return BeforeValidator(validar)
 
 
 def _preco(valor: Any) -> Any:
@@ -129,24 +137,14 @@ def _preco(valor: Any) -> Any:
     return valor
 
 
-def _quebras_de_linha(valor: Any) -> Any:
-    """Browsers send a textarea's line breaks as CRLF; we keep them as LF."""
-    return valor.replace("\r\n", "\n").replace("\r", "\n") if isinstance(valor, str) else valor
-
-
 class Produto(BaseModel):
     """A product. `id` is never read from input: it comes from the path or the database."""
 
     model_config = ConfigDict(str_strip_whitespace=True, frozen=True, extra="ignore")
 
     id: Annotated[int | None, Field(exclude=True)] = None
-    nome: Annotated[str, Field(min_length=1, max_length=200), _sem_controles("")]
-    descricao: Annotated[
-        str,
-        BeforeValidator(_quebras_de_linha),
-        Field(max_length=5000),
-        _sem_controles("\n\t"),
-    ] = ""
+    nome: Annotated[str, Field(min_length=1, max_length=200), _texto("")]
+    descricao: Annotated[str, Field(max_length=5000), _texto("\n\t")] = ""
     preco: Annotated[
         Decimal,
         BeforeValidator(_preco),
@@ -182,10 +180,6 @@ _MENSAGENS = {
     "string_too_short": "Preencha este campo.",
     "string_too_long": "Use no máximo {max_length} caracteres.",
     "too_long": "Use no máximo {max_length} caracteres.",
-    "string_type": "Deve ser texto.",
-    "greater_than": "O preço deve ser maior que zero.",
-    "less_than_equal": "O preço máximo é R$ 999.999.999,99.",
-    "decimal_max_places": "Use no máximo duas casas decimais.",
 }
 
 

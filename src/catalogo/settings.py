@@ -5,6 +5,7 @@ build a `Settings` directly instead of patching the environment.
 """
 
 import os
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -20,10 +21,14 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
 
     def __post_init__(self) -> None:
-        if not self.database_url.startswith("sqlite:///") or self.sqlite_path in ("", ":memory:"):
+        if (
+            not self.database_url.startswith("sqlite:///")
+            or "?" in self.database_url
+            or self.sqlite_path in ("", ":memory:")
+        ):
             raise SettingsError(
-                "CATALOGO_DATABASE_URL must look like sqlite:///path/to/file.db "
-                f"(got {self.database_url!r})"
+                "CATALOGO_DATABASE_URL must look like sqlite:///path/to/file.db, with no "
+                f"?options (got {self.database_url!r})"
             )
         if not 1 <= self.page_size <= 500:
             raise SettingsError("CATALOGO_PAGE_SIZE must be between 1 and 500")
@@ -32,7 +37,8 @@ class Settings:
 
     @property
     def sqlite_path(self) -> str:
-        return self.database_url.removeprefix("sqlite:///")
+        """The file's path, percent-decoded as in any URL: every part of the app opens this."""
+        return urllib.parse.unquote(self.database_url.removeprefix("sqlite:///"))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Settings":

@@ -4,6 +4,7 @@ SQLite runs every migration inside one `BEGIN IMMEDIATE` transaction: two worker
 once on a new file take turns instead of both creating the table.
 """
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ from catalogo.settings import Settings
 
 def upgrade(settings: Settings) -> None:
     Path(settings.sqlite_path).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(settings.database_url, connect_args={"timeout": 30})
+    engine = create_engine(
+        "sqlite://", creator=lambda: sqlite3.connect(settings.sqlite_path, timeout=30)
+    )
 
     @event.listens_for(engine, "connect")
     def _leave_transactions_to_us(dbapi_connection: Any, _record: Any) -> None:

@@ -11,6 +11,7 @@ take turns instead of failing.
 """
 
 import asyncio
+import contextlib
 import queue
 import sqlite3
 import threading
@@ -57,6 +58,8 @@ class _Writer(threading.Thread):
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
 
     def submit(self, work: Callable[[sqlite3.Connection], T]) -> "asyncio.Future[T]":
+        if not self.is_alive():
+            raise StorageUnavailable("the SQLite writer thread has stopped")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._jobs.put((work, future))
         return future
@@ -90,18 +93,24 @@ class _Writer(threading.Thread):
         return batch
 
     def _commit(self, connection: sqlite3.Connection, batch: list[Job]) -> None:
-        outcomes: list[tuple[bool, Any]] = []
         try:
             connection.execute("BEGIN IMMEDIATE")
-            for work, _ in batch:
-                outcomes.append(_in_savepoint(connection, work))
+            outcomes = [_in_savepoint(connection, work) for work, _ in batch]
             connection.execute("COMMIT")
-        except sqlite3.OperationalError as erro:  # locked past busy_timeout, disk full, I/O
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
+        except Exception as erro:  # locked past busy_timeout, disk full, a damaged file
+            _rollback(connection)
             outcomes = [(False, StorageUnavailable(str(erro))) for _ in batch]
         for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
-            future.get_loop().call_soon_threadsafe(_settle, future, ok, value)
+            # RuntimeError: that request's event loop is gone, so nobody waits for the answer.
+            with contextlib.suppress(RuntimeError):
+                future.get_loop().call_soon_threadsafe(_settle, future, ok, value)
+
+
+def _rollback(connection: sqlite3.Connection) -> None:
+    # If even this fails, the next BEGIN fails the same way and answers 503 too.
+    with contextlib.suppress(sqlite3.Error):
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
 
 
 def _in_savepoint(
@@ -110,9 +119,9 @@ def _in_savepoint(
     connection.execute("SAVEPOINT write")
     try:
         value = work(connection)
-    except sqlite3.OperationalError:
-        raise  # the whole transaction is in doubt: let the batch fail as one
     except Exception as erro:
+        if isinstance(erro, sqlite3.DatabaseError) and not isinstance(erro, sqlite3.IntegrityError):
+            raise  # the database itself failed: the whole batch is in doubt
         connection.execute("ROLLBACK TO write")
         connection.execute("RELEASE write")
         return False, erro
@@ -138,7 +147,7 @@ class SQLiteStorage:
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         try:
             return self._reader.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as erro:
+        except sqlite3.DatabaseError as erro:  # locked, unreadable or damaged: not a bug of ours
             raise StorageUnavailable(str(erro)) from erro
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
