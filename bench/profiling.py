@@ -70,7 +70,9 @@ async def drive(kind: str, app: Any) -> None:
             profiler.enable()
         await app(request, receive, send)
     profiler.disable()
-    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    pstats.Stats(profiler).sort_stats(sys.argv[2] if len(sys.argv) > 2 else "tottime").print_stats(
+        25
+    )
 
 
 async def main(kind: str) -> None:

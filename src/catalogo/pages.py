@@ -2,8 +2,15 @@
 
 Starlette's template helper escapes only `.html` names and checks files for changes on each
 render; this environment escapes everything, never reloads, and keeps compiled templates.
+
+Rendering is most of a page's cost, and Jinja's `{% include %}` and `{% extends %}` each cost
+a new context or a block call on every render. So pages include their shared parts
+(`_topo.html`, `_rodape.html`, `produtos/_campos.html`) and the loader pastes those in when a
+template is loaded: each page compiles to one flat function. An error's line number refers to
+the page with its parts pasted in.
 """
 
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -32,10 +39,22 @@ _DETALHES = {
 }
 
 
+_INCLUDE = re.compile(r'{%-? *include +"([^"]+)" *-?%}')
+
+
+class _PastingLoader(PackageLoader):
+    """Pastes every `{% include "name" %}` in as the source is loaded, recursively."""
+
+    def get_source(self, environment: Environment, template: str) -> tuple[str, str | None, Any]:
+        source, filename, uptodate = super().get_source(environment, template)
+        pasted = _INCLUDE.sub(lambda m: self.get_source(environment, m.group(1))[0], source)
+        return pasted, filename, uptodate
+
+
 class Pages:
     def __init__(self) -> None:
         self.env = Environment(
-            loader=PackageLoader("catalogo"),
+            loader=_PastingLoader("catalogo"),
             autoescape=True,
             auto_reload=False,
             undefined=StrictUndefined,
@@ -47,6 +66,12 @@ class Pages:
         self.env.globals["atributos"] = {
             campo: xmlattr(self.env, attrs) for campo, attrs in ATRIBUTOS_HTML.items()
         }
+        # Compiled once here: get_template takes a lock and a cache lookup on every call.
+        self.templates = {
+            name: self.env.get_template(name)
+            for name in self.env.list_templates()
+            if not name.rpartition("/")[2].startswith("_")
+        }
 
     def render(
         self,
@@ -55,8 +80,7 @@ class Pages:
         headers: dict[str, str] | None = None,
         **context: Any,
     ) -> HTMLResponse:
-        html = self.env.get_template(template).render(context)
-        return HTMLResponse(html, status_code, headers)
+        return HTMLResponse(self.templates[template].render(context), status_code, headers)
 
     def error(self, request: Request, erro: HTTPException, **context: Any) -> HTMLResponse:
         """The site's error page; our own messages win over Starlette's English phrases."""
