@@ -11,6 +11,7 @@ the page with its parts pasted in.
 """
 
 import re
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -45,7 +46,9 @@ _INCLUDE = re.compile(r'{%-? *include +"([^"]+)" *-?%}')
 class _PastingLoader(PackageLoader):
     """Pastes every `{% include "name" %}` in as the source is loaded, recursively."""
 
-    def get_source(self, environment: Environment, template: str) -> tuple[str, str | None, Any]:
+    def get_source(
+        self, environment: Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool] | None]:
         source, filename, uptodate = super().get_source(environment, template)
         pasted = _INCLUDE.sub(lambda m: self.get_source(environment, m.group(1))[0], source)
         return pasted, filename, uptodate
