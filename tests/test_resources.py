@@ -6,6 +6,8 @@ import sqlite3
 import pytest
 from starlette.testclient import TestClient
 
+from catalogo.app import create_app
+from catalogo.settings import Settings
 from tests.helpers import contar, criar
 
 FORM = {
@@ -173,6 +175,18 @@ class TestCreation:
         second = client.get("/produtos")
         assert "adicionado" not in second.text
         assert second.headers["cache-control"] == "no-cache"
+
+    @pytest.mark.parametrize(
+        ("base", "secure"), [("http://testserver", False), ("https://testserver", True)]
+    )
+    def test_the_notice_cookie_is_http_only_same_site_and_secure_over_https(
+        self, settings: Settings, base: str, secure: bool
+    ) -> None:
+        with TestClient(create_app(settings), base_url=base, follow_redirects=False) as client:
+            cookie = client.post("/produtos", data=FORM).headers["set-cookie"]
+        assert cookie.startswith("aviso=adicionado%3ACaderno; ")
+        assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
+        assert ("Secure" in cookie) is secure
 
     def test_an_id_in_the_body_is_ignored(self, client: TestClient, db: sqlite3.Connection) -> None:
         response = client.post("/produtos", data={**FORM, "produto.id": "777"})

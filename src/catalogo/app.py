@@ -19,7 +19,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from catalogo import migrations
-from catalogo.http import SECURITY_HEADERS, CrossOriginProtection, RequestBody, SecurityHeaders
+from catalogo.http import SECURITY_HEADERS, SecurityHeaders, WriteGuard
 from catalogo.pages import Pages
 from catalogo.resources import (
     InicioResource,
@@ -89,8 +89,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         ],
         middleware=[
             Middleware(SecurityHeaders),
-            Middleware(CrossOriginProtection, error_page=pages.error),
-            Middleware(RequestBody, max_bytes=settings.max_body_bytes, error_page=pages.error),
+            Middleware(WriteGuard, max_bytes=settings.max_body_bytes, error_page=pages.error),
         ],
         exception_handlers={
             HTTPException: http_error,

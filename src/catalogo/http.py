@@ -104,11 +104,17 @@ def _multipart(request: Request, body: bytes) -> list[tuple[str, str]]:
     return pairs
 
 
-class RequestBody:
-    """Reads a write's body once, within the limit, and applies a form's `_method` override.
+class WriteGuard:
+    """Everything a write goes through before routing, in one pass; reads pass straight by.
 
-    The override runs before routing, as in Rack's MethodOverride, and only for a POST of form
-    data: `_method` in a query string or a JSON body, or on any other method, is ignored.
+    1. A write a browser sends on behalf of another site is refused (403), as Go 1.25's
+       CrossOriginProtection does it, with no tokens: `Sec-Fetch-Site` when the browser sends
+       it, else `Origin` against `Host`. Requests with neither header (curl, scripts, servers)
+       are not from a browser and pass.
+    2. The body is read once, within the limit (413), before anything parses it.
+    3. A form's `_method` overrides the method before routing, as in Rack's MethodOverride,
+       and only for a POST of form data: `_method` in a query string or a JSON body, or on any
+       other method, is ignored.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int, error_page: ErrorPage) -> None:
@@ -122,10 +128,11 @@ class RequestBody:
             return
         request = Request(scope, receive)
         try:
+            if not _same_origin(request):
+                raise HTTPException(403, "Envios a partir de outro site não são aceitos.")
             body = await self._read(request)
-            replay = _replay(body, receive)
             if scope["method"] == "POST" and _media_type(request)[0] in FORM_TYPES:
-                form = await read_form(Request(scope, replay))
+                form = await read_form(Request(scope, _replay(body, receive)))
                 if "_method" in form:
                     scope["method"] = _overridden(form["_method"])
         except HTTPException as erro:
@@ -172,27 +179,6 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return replay
-
-
-class CrossOriginProtection:
-    """Refuses writes that a browser sends on behalf of another site, as Go 1.25's does.
-
-    No tokens: `Sec-Fetch-Site` when the browser sends it, else `Origin` against `Host`.
-    Requests with neither header (curl, scripts, servers) are not from a browser and pass.
-    """
-
-    def __init__(self, app: ASGIApp, error_page: ErrorPage) -> None:
-        self.app = app
-        self.error_page = error_page
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] not in SAFE_METHODS:
-            request = Request(scope, receive)
-            if not _same_origin(request):
-                erro = HTTPException(403, "Envios a partir de outro site não são aceitos.")
-                await self.error_page(request, erro)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 def _same_origin(request: Request) -> bool:

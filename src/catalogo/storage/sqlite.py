@@ -100,10 +100,14 @@ class _Writer(threading.Thread):
         except Exception as erro:  # locked past busy_timeout, disk full, a damaged file
             _rollback(connection)
             outcomes = [(False, StorageUnavailable(str(erro))) for _ in batch]
+        # One wake-up of each waiting event loop per batch, not one per write.
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
         for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
-            # RuntimeError: that request's event loop is gone, so nobody waits for the answer.
+            by_loop.setdefault(future.get_loop(), []).append((future, ok, value))
+        for loop, settled in by_loop.items():
+            # RuntimeError: that event loop is gone, so nobody waits for these answers.
             with contextlib.suppress(RuntimeError):
-                future.get_loop().call_soon_threadsafe(_settle, future, ok, value)
+                loop.call_soon_threadsafe(_settle, settled)
 
 
 def _rollback(connection: sqlite3.Connection) -> None:
@@ -129,13 +133,14 @@ def _in_savepoint(
     return True, value
 
 
-def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
-    if future.done():  # the request went away while its write was committed
-        return
-    if ok:
-        future.set_result(value)
-    else:
-        future.set_exception(value)
+def _settle(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+    for future, ok, value in settled:
+        if future.done():  # the request went away while its write was committed
+            continue
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
 
 
 class SQLiteStorage:
