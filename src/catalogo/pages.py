@@ -65,6 +65,8 @@ class Pages:
             lstrip_blocks=True,
         )
         self.env.filters["reais"] = formatar_preco
+        # Every render copies each global into its context: keep only the one pages use.
+        self.env.globals.clear()
         xmlattr = self.env.filters["xmlattr"]
         self.env.globals["atributos"] = {
             campo: xmlattr(self.env, attrs) for campo, attrs in ATRIBUTOS_HTML.items()
