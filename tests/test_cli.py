@@ -136,3 +136,15 @@ def test_a_bad_setting_stops_the_command_with_a_message_naming_it(tmp_path: Path
     )
     assert result.returncode == 1
     assert result.stderr.strip() == "catalogo: CATALOGO_PAGE_SIZE must be a whole number"
+
+
+def test_seed_adds_that_many_valid_products(tmp_path: Path) -> None:
+    env = {**os.environ, "CATALOGO_DATABASE_URL": f"sqlite:///{tmp_path / 'c.db'}"}
+    result = subprocess.run(
+        [CATALOGO, "seed", "25"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.strip() == "catalogo: added 25 products"
+    with sqlite3.connect(tmp_path / "c.db") as connection:
+        rows = connection.execute("SELECT nome, preco_centavos FROM produtos").fetchall()
+    assert len(rows) == 25
+    assert all(nome and 0 < centavos <= 99_999_999_999 for nome, centavos in rows)
