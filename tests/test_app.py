@@ -7,9 +7,9 @@ from starlette.testclient import TestClient
 
 from tests.helpers import criar
 
-COLLECTION = "GET, HEAD, POST"
-FORM = "GET, HEAD"
-ITEM = "GET, HEAD, PUT, DELETE"
+COLLECTION = "GET, HEAD, POST, OPTIONS"
+FORM = "GET, HEAD, OPTIONS"
+ITEM = "GET, HEAD, PUT, DELETE, OPTIONS"
 BIG = str(2**63)
 
 # (method, path, expected status, expected Allow or None). {id} is an existing product.
@@ -19,7 +19,7 @@ TABLE = [
     ("PUT", "/produtos", 405, COLLECTION),
     ("DELETE", "/produtos", 405, COLLECTION),
     ("PATCH", "/produtos", 405, COLLECTION),
-    ("OPTIONS", "/produtos", 405, COLLECTION),
+    ("OPTIONS", "/produtos", 204, COLLECTION),
     ("GET", "/produtos/novo", 200, None),
     ("HEAD", "/produtos/novo", 200, None),
     ("POST", "/produtos/novo", 405, FORM),
@@ -30,7 +30,9 @@ TABLE = [
     ("HEAD", "/produtos/{id}", 200, None),
     ("POST", "/produtos/{id}", 405, ITEM),
     ("PATCH", "/produtos/{id}", 405, ITEM),
-    ("OPTIONS", "/produtos/{id}", 405, ITEM),
+    ("OPTIONS", "/produtos/{id}", 204, ITEM),
+    ("OPTIONS", "/produtos/novo", 204, FORM),
+    ("OPTIONS", "/", 204, "GET, HEAD, OPTIONS"),
     ("GET", "/produtos/999", 404, None),
     ("DELETE", "/produtos/999", 404, None),
     ("GET", "/produtos/0", 404, None),
@@ -51,7 +53,7 @@ TABLE = [
     ("GET", "/produtos/{id}/", 404, None),
     ("POST", "/produtos/", 404, None),
     ("POST", "/nada", 404, None),
-    ("POST", "/", 405, "GET, HEAD"),
+    ("POST", "/", 405, "GET, HEAD, OPTIONS"),
 ]
 
 
@@ -69,13 +71,14 @@ def test_each_method_and_path_gets_its_status_and_allow(
     assert response.status_code == status
     assert response.headers.get("allow") == allow
     if status >= 400 and method != "HEAD":
+        assert response.headers["vary"] == "Accept"
         assert response.headers["content-type"] == "text/html; charset=utf-8"
         assert '<link rel="stylesheet" href="/static/catalogo.css">' in response.text
 
 
 def test_a_405_page_says_which_methods_the_path_accepts(client: TestClient) -> None:
     response = client.post("/produtos/novo")
-    assert "Este endereço não aceita o método POST. Aceita: GET, HEAD." in response.text
+    assert "Este endereço não aceita o método POST. Aceita: GET, HEAD, OPTIONS." in response.text
 
 
 def test_the_stylesheet_script_and_icon_ship_in_the_package(client: TestClient) -> None:

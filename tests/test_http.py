@@ -93,7 +93,7 @@ class TestMethodOverride:
     def test_override_to_a_method_the_path_lacks_is_405(self, client: TestClient) -> None:
         response = client.post("/produtos", data={"_method": "PUT"})
         assert response.status_code == 405
-        assert response.headers["allow"] == "GET, HEAD, POST"
+        assert response.headers["allow"] == "GET, HEAD, POST, OPTIONS"
 
 
 class TestBodies:
@@ -195,9 +195,14 @@ class TestBodies:
 
     @pytest.mark.parametrize(
         "content_type",
-        ["application/json", "text/plain", "application/x-www-form-urlencoded; charset=latin-1"],
+        [
+            "application/xml",
+            "text/plain",
+            "application/x-www-form-urlencoded; charset=latin-1",
+            "application/json; charset=latin-1",
+        ],
     )
-    def test_a_body_that_is_not_utf8_form_data_is_415(
+    def test_a_body_that_is_neither_utf8_form_data_nor_json_is_415(
         self, client: TestClient, db: sqlite3.Connection, content_type: str
     ) -> None:
         response = client.post(

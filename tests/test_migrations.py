@@ -20,7 +20,7 @@ def tables(path: Path) -> list[str]:
 def test_a_new_file_in_a_new_folder_gets_the_schema_in_wal_mode(tmp_path: Path) -> None:
     path = tmp_path / "novo" / "dir" / "catalogo.db"
     migrations.upgrade(Settings(database_url=f"sqlite:///{path}"))
-    assert tables(path) == ["alembic_version", "produtos", "sqlite_sequence"]
+    assert tables(path) == ["alembic_version", "idempotency_keys", "produtos", "sqlite_sequence"]
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 

@@ -19,8 +19,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from catalogo import migrations
-from catalogo.http import SECURITY_HEADERS, SecurityHeaders, WriteGuard
-from catalogo.pages import Pages
+from catalogo.http import (
+    SECURITY_HEADERS,
+    SecurityHeaders,
+    WriteGuard,
+    prefers_json,
+    problem,
+)
+from catalogo.pages import Pages, detalhe_do_erro
 from catalogo.resources import (
     InicioResource,
     NovoProdutoResource,
@@ -62,20 +68,28 @@ def create_app(settings: Settings | None = None) -> Starlette:
         finally:
             await app.state.storage.close()
 
+    def error_response(request: Request, erro: HTTPException, **extra: str) -> Response:
+        """Problem details for JSON clients, the site's error page for everyone else."""
+        if prefers_json(request):
+            headers = {**(erro.headers or {}), "Vary": "Accept"}
+            detail = detalhe_do_erro(request, erro)
+            return problem(erro.status_code, detail, headers, instance=request.url.path, **extra)
+        return pages.error(request, erro, **extra)
+
     async def http_error(request: Request, erro: Exception) -> Response:
         assert isinstance(erro, HTTPException)  # noqa: S101 - Starlette's handler signature
-        return pages.error(request, erro)
+        return error_response(request, erro)
 
     async def unavailable(request: Request, erro: Exception) -> Response:
         log.warning("database unavailable: %s", erro)
-        return pages.error(request, HTTPException(503, headers={"Retry-After": "5"}))
+        return error_response(request, HTTPException(503, headers={"Retry-After": "5"}))
 
     async def server_error(request: Request, erro: Exception) -> Response:
         codigo = uuid.uuid4().hex[:12]
         log.error(
             "request %s failed: %s %s", codigo, request.method, request.url.path, exc_info=erro
         )
-        response = pages.error(request, HTTPException(500), codigo=codigo)
+        response = error_response(request, HTTPException(500), codigo=codigo)
         response.headers.update({k.decode(): v.decode() for k, v in SECURITY_HEADERS})
         return response
 
@@ -89,7 +103,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         ],
         middleware=[
             Middleware(SecurityHeaders),
-            Middleware(WriteGuard, max_bytes=settings.max_body_bytes, error_page=pages.error),
+            Middleware(WriteGuard, max_bytes=settings.max_body_bytes, error_page=error_response),
         ],
         exception_handlers={
             HTTPException: http_error,

@@ -1,19 +1,28 @@
-"""HTTP machinery that runs before routing: body limit, strict forms, method override, guards.
+"""HTTP machinery: guards before routing, strict bodies, negotiation, problem details.
 
 The statuses this module answers with, each with a message that says what to send instead:
 
-    400  a body that is not UTF-8, a broken multipart body, a bad Content-Length,
-         a `_method` other than PUT or DELETE, one field sent twice with two values
+    400  a body that is not UTF-8, a broken multipart body, malformed JSON or JSON that is
+         not an object, a bad Content-Length, a `_method` other than PUT or DELETE, one
+         field sent twice with two values
     403  a write from another site (the browser's Sec-Fetch-Site, else Origin vs Host)
+    406  an Accept that rules out both HTML and JSON
     413  a body over the limit, refused before it is parsed
-    415  a body that is not form data, or form data in a charset other than UTF-8
+    415  a body that is neither form data nor JSON, or not in UTF-8
+
+Errors reach JSON clients as RFC 9457 problem details (`problem()`), browsers as pages.
 """
 
+import json
+import math
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from http import HTTPStatus
 from io import BytesIO
 from typing import Any
 
+import orjson
 import python_multipart
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import parse_options_header
@@ -22,6 +31,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+HTML = "text/html"
+JSON = "application/json"
+PROBLEM = "application/problem+json"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 OVERRIDABLE = frozenset({"PUT", "DELETE"})
@@ -55,14 +67,8 @@ async def read_form(request: Request) -> dict[str, str]:
         return cached
     media_type, options = _media_type(request)
     if media_type not in FORM_TYPES:
-        raise HTTPException(
-            415,
-            "Envie os dados como formulário: application/x-www-form-urlencoded "
-            "ou multipart/form-data.",
-        )
-    charset = options.get(b"charset", b"utf-8").lower()
-    if charset not in (b"utf-8", b"utf8"):
-        raise HTTPException(415, "Envie o formulário em UTF-8.")
+        raise _unsupported()
+    _check_utf8(options)
     body = await request.body()
     try:
         if media_type == "multipart/form-data":
@@ -83,6 +89,144 @@ async def read_form(request: Request) -> dict[str, str]:
             )
     request.scope[_FORM_KEY] = form
     return form
+
+
+def _unsupported() -> HTTPException:
+    return HTTPException(
+        415,
+        "Envie os dados como JSON (application/json) ou formulário "
+        "(application/x-www-form-urlencoded ou multipart/form-data).",
+    )
+
+
+def _check_utf8(options: dict[bytes, bytes]) -> None:
+    if options.get(b"charset", b"utf-8").lower() not in (b"utf-8", b"utf8"):
+        raise HTTPException(415, "Envie os dados em UTF-8.")
+
+
+def body_is_json(request: Request) -> bool:
+    return _media_type(request)[0] == JSON
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    """The request's JSON object. Numbers with a fraction stay exact (Decimal, never float)."""
+    media_type, options = _media_type(request)
+    if media_type != JSON:
+        raise _unsupported()
+    _check_utf8(options)
+    try:
+        value = json.loads(
+            (await request.body()).decode(),
+            parse_float=Decimal,
+            parse_constant=_refuse_constant,
+            object_pairs_hook=_no_repeated_keys,
+        )
+    except UnicodeDecodeError:
+        raise HTTPException(400, "O corpo da requisição não é UTF-8 válido.") from None
+    except (ValueError, RecursionError) as erro:
+        raise HTTPException(400, f"JSON malformado: {erro}.") from None
+    if not isinstance(value, dict):
+        raise HTTPException(400, 'O corpo deve ser um objeto JSON: {"nome": …}.')
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} não é JSON")
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("uma chave aparece mais de uma vez")
+    return value
+
+
+def negotiate(request: Request, offered: Sequence[str] = (HTML, JSON)) -> str:
+    """The offered type the client's Accept prefers (RFC 9110 §12.5.1), or 406.
+
+    On a tie, and with no Accept at all, the first offered wins, HTML by default, unless the
+    request's own body is JSON: a client that sends JSON gets JSON back.
+    """
+    if body_is_json(request) and JSON in offered:
+        offered = (JSON, *(media for media in offered if media != JSON))
+    chosen = _best(request.headers.get("accept"), offered)
+    if chosen is None:
+        raise HTTPException(406, f"Formatos disponíveis: {', '.join(offered)}.")
+    return chosen
+
+
+def prefers_json(request: Request) -> bool:
+    """Whether an error should go out as problem details rather than as a page."""
+    offered = (JSON, HTML) if body_is_json(request) else (HTML, JSON)
+    return _best(request.headers.get("accept"), (*offered, PROBLEM)) in (JSON, PROBLEM)
+
+
+def _best(accept: str | None, offered: Sequence[str]) -> str | None:
+    if accept is None:
+        return offered[0]
+    ranges = _accept_ranges(accept)
+    best, best_q = None, 0.0
+    for media in offered:
+        q = _quality(media, ranges)
+        if q > best_q:
+            best, best_q = media, q
+    return best
+
+
+def _accept_ranges(accept: str) -> list[tuple[str, str, float]]:
+    ranges = []
+    for item in accept.split(","):
+        media, *params = item.split(";")
+        kind, _, subtype = media.strip().lower().partition("/")
+        q = 1.0
+        for param in params:
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = math.nan
+        if kind and subtype and 0 <= q <= 1:  # a malformed range is ignored, not guessed at
+            ranges.append((kind, subtype, q))
+    return ranges
+
+
+def _quality(media: str, ranges: list[tuple[str, str, float]]) -> float:
+    """The q of the most specific range that matches `media`; 0 when none does."""
+    kind, _, subtype = media.partition("/")
+    specificity, q = -1, 0.0
+    for range_kind, range_subtype, range_q in ranges:
+        if (range_kind, range_subtype) == (kind, subtype):
+            rank = 2
+        elif range_kind == kind and range_subtype == "*":
+            rank = 1
+        elif (range_kind, range_subtype) == ("*", "*"):
+            rank = 0
+        else:
+            continue
+        if rank > specificity:
+            specificity, q = rank, range_q
+    return q
+
+
+def json_response(
+    data: Any, status_code: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    return Response(orjson.dumps(data), status_code, headers, media_type=JSON)
+
+
+def problem(
+    status: int, detail: str, headers: dict[str, str] | None = None, **members: Any
+) -> Response:
+    """RFC 9457 problem details; `about:blank` types, so `title` is the status phrase."""
+    body = {
+        "type": "about:blank",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+        **members,
+    }
+    return Response(orjson.dumps(body), status, headers, media_type=PROBLEM)
 
 
 def _multipart(request: Request, body: bytes) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ template is loaded: each page compiles to one flat function. An error's line num
 the page with its parts pasted in.
 """
 
+import hashlib
 import re
 from collections.abc import Callable
 from http import HTTPStatus
@@ -27,6 +28,9 @@ _TITULOS = {
     403: "Acesso negado",
     404: "Página não encontrada",
     405: "Método não permitido",
+    406: "Formato não disponível",
+    409: "Conflito de edição",
+    412: "Versão desatualizada",
     413: "Conteúdo grande demais",
     415: "Formato não aceito",
     500: "Erro interno",
@@ -35,6 +39,7 @@ _TITULOS = {
 _DETALHES = {
     404: "Não há nada neste endereço. Veja a lista de produtos.",
     405: "Este endereço não aceita o método {method}. Aceita: {allow}.",
+    406: "Não temos este conteúdo no formato pedido em Accept.",
     500: "Algo deu errado do nosso lado. Tente de novo; se persistir, informe o código abaixo.",
     503: "O banco de dados não respondeu a tempo. Tente de novo em instantes.",
 }
@@ -71,6 +76,12 @@ class Pages:
         self.env.globals["atributos"] = {
             campo: xmlattr(self.env, attrs) for campo, attrs in ATRIBUTOS_HTML.items()
         }
+        sources = "".join(
+            self.env.loader.get_source(self.env, name)[0]  # type: ignore[union-attr]
+            for name in sorted(self.env.list_templates())
+        )
+        # Part of the edit page's ETag: a page changes when its templates do, not only its data.
+        self.fingerprint = "h" + hashlib.sha256(sources.encode()).hexdigest()[:10]
         # Compiled once here: get_template takes a lock and a cache lookup on every call.
         self.templates = {
             name: self.env.get_template(name)
@@ -88,15 +99,20 @@ class Pages:
         return HTMLResponse(self.templates[template].render(context), status_code, headers)
 
     def error(self, request: Request, erro: HTTPException, **context: Any) -> HTMLResponse:
-        """The site's error page; our own messages win over Starlette's English phrases."""
+        """The site's error page, in the site's layout."""
         status = erro.status_code
-        headers = dict(erro.headers or {})
-        detalhe = erro.detail
-        if detalhe == HTTPStatus(status).phrase:
-            detalhe = _DETALHES.get(status, detalhe).format(
-                method=request.method, allow=headers.get("Allow", "")
-            )
         titulo = _TITULOS.get(status, HTTPStatus(status).phrase)
+        headers = {**(erro.headers or {}), "Vary": "Accept"}
+        detalhe = detalhe_do_erro(request, erro)
         return self.render(
             "erro.html", status, headers, titulo=titulo, detalhe=detalhe, status=status, **context
         )
+
+
+def detalhe_do_erro(request: Request, erro: HTTPException) -> str:
+    """What went wrong, in Portuguese: our own messages win over Starlette's English phrases."""
+    if erro.detail != HTTPStatus(erro.status_code).phrase:
+        return erro.detail
+    allow = (erro.headers or {}).get("Allow", "")
+    modelo = _DETALHES.get(erro.status_code, erro.detail)
+    return modelo.format(method=request.method, allow=allow)

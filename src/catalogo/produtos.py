@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -129,27 +130,43 @@ def _texto(permitidos: str) -> Any:
 
 
 def _preco(valor: Any) -> Any:
+    """Text as people type it, or an exact JSON number (read as Decimal, never as a float)."""
     if isinstance(valor, str):
         try:
             return ler_preco(valor)
         except PrecoInvalido as erro:
             raise PydanticCustomError("preco_invalido", str(erro)) from None
+    if isinstance(valor, bool) or not isinstance(valor, int | Decimal):
+        raise PydanticCustomError("preco_invalido", "Informe o preço como número ou texto.")
     return valor
 
 
 class Produto(BaseModel):
-    """A product. `id` is never read from input: it comes from the path or the database."""
+    """A product. `id` and `versao` are never read from input: the database gives them."""
 
     model_config = ConfigDict(str_strip_whitespace=True, frozen=True, extra="ignore")
 
     id: Annotated[int | None, Field(exclude=True)] = None
+    versao: Annotated[int | None, Field(exclude=True)] = None
     nome: Annotated[str, Field(min_length=1, max_length=200), _texto("")]
     descricao: Annotated[str, Field(max_length=5000), _texto("\n\t")] = ""
     preco: Annotated[
         Decimal,
         BeforeValidator(_preco),
-        Field(gt=0, le=PRECO_MAXIMO, decimal_places=2, max_digits=11, allow_inf_nan=False),
+        Field(gt=0, le=PRECO_MAXIMO, decimal_places=2, allow_inf_nan=False),
+        AfterValidator(lambda preco: preco.quantize(CENTAVO)),
     ]
+
+
+def representacao(produto: Produto) -> dict[str, Any]:
+    """The product as JSON clients see it: the price as an exact decimal string."""
+    return {
+        "id": produto.id,
+        "nome": produto.nome,
+        "descricao": produto.descricao,
+        "preco": str(produto.preco),
+        "versao": produto.versao,
+    }
 
 
 CAMPOS = ("nome", "descricao", "preco")
@@ -167,7 +184,7 @@ def exemplos(quantos: int) -> Iterator[Produto]:
         )
 
 
-def validar(dados: dict[str, str]) -> tuple[Produto | None, dict[str, str]]:
+def validar(dados: dict[str, Any]) -> tuple[Produto | None, dict[str, str]]:
     """Check the three fields, giving either a product or a pt-BR message for each bad field."""
     try:
         return Produto.model_validate({c: dados[c] for c in CAMPOS if c in dados}), {}
@@ -180,6 +197,10 @@ _MENSAGENS = {
     "string_too_short": "Preencha este campo.",
     "string_too_long": "Use no máximo {max_length} caracteres.",
     "too_long": "Use no máximo {max_length} caracteres.",
+    "string_type": "Deve ser texto.",
+    "greater_than": "O preço deve ser maior que zero.",
+    "less_than_equal": "O preço máximo é R$ 999.999.999,99.",
+    "decimal_max_places": "Use no máximo duas casas decimais.",
 }
 
 

@@ -1,30 +1,62 @@
 """One endpoint class per URI; each translates between HTTP and the product, nothing more.
 
-Methods a class does not define get 405 with `Allow` from Starlette's `HTTPEndpoint`, and HEAD
-follows GET. A browser's successful write answers 303 to the list with a one-time notice kept
-in a cookie, so that reloading the list never repeats the write and no GET writes anything.
+Methods a class does not define get 405 with `Allow` from Starlette's `HTTPEndpoint`, HEAD
+follows GET, and OPTIONS answers 204 with the same `Allow`. Every URI speaks HTML to browsers
+and JSON to clients that ask for it (`negotiate`), with `Vary: Accept`.
+
+A browser's successful write answers 303 to the list with a one-time notice kept in a cookie,
+so that reloading the list never repeats the write and no GET writes anything. JSON clients
+get 201 + `Location`, 200 with the product, or 204.
+
+Versions: the edit page and the JSON product carry an ETag made of the product's version; a
+write with `If-Match` fails with 412 once the product has moved on, and a form or JSON body
+that names the version it was based on (`produto.versao`, `versao`) fails with 409 and shows
+what is saved now. `Idempotency-Key` on creation makes a retry return the first answer.
 """
 
+import hashlib
+import re
 import urllib.parse
+from collections.abc import Collection
 from typing import Any
 
+import orjson
 from starlette.endpoints import HTTPEndpoint
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
-from catalogo.http import read_form
+from catalogo.http import (
+    HTML,
+    JSON,
+    body_is_json,
+    json_response,
+    negotiate,
+    problem,
+    read_form,
+    read_json,
+)
 from catalogo.pages import Pages
-from catalogo.produtos import CAMPOS, ID_MAXIMO, Produto, preco_no_campo, validar
-from catalogo.storage import Cursor, Storage
+from catalogo.produtos import CAMPOS, ID_MAXIMO, Produto, preco_no_campo, representacao, validar
+from catalogo.storage import (
+    Cursor,
+    KeyClaim,
+    NotFound,
+    Storage,
+    StorageUnavailable,
+    StoredResponse,
+    VersionConflict,
+)
 
 AVISO = "aviso"
+VARY = {"Vary": "Accept"}
 _VAZIO = dict.fromkeys(CAMPOS, "")
 _AVISOS = {
     "adicionado": "Produto «{}» adicionado.",
     "atualizado": "Produto «{}» atualizado.",
     "removido": "Produto «{}» removido.",
 }
+_NOSSA_ETAG = re.compile(r'"(\d{1,18})-[a-z0-9]+"')
 
 
 def _storage(request: Request) -> Storage:
@@ -37,27 +69,91 @@ def _pages(request: Request) -> Pages:
     return pages
 
 
-async def _campos(request: Request) -> dict[str, str]:
-    """The product's fields from the form; a `produto.id` in the body is ignored on purpose."""
-    form = await read_form(request)
-    return {c: form.get(f"produto.{c}", "") for c in CAMPOS}
+class Resource(HTTPEndpoint):
+    async def options(self, request: Request) -> Response:
+        return Response(status_code=204, headers={"Allow": ", ".join(self._allowed_methods)})
 
 
-def _depois_da_escrita(request: Request, tipo: str, produto: Produto) -> Response:
-    response = RedirectResponse("/produtos", status_code=303)
+async def _corpo(request: Request) -> tuple[dict[str, Any], int | None]:
+    """The product's fields and the version they were based on, from JSON or a form.
+
+    A `produto.id` (or JSON `id`) in the body is ignored on purpose: the id is the path's.
+    """
+    if body_is_json(request):
+        dados = await read_json(request)
+        campos, versao = {c: dados[c] for c in CAMPOS if c in dados}, dados.get("versao")
+    else:
+        form = await read_form(request)
+        campos = {c: form[f"produto.{c}"] for c in CAMPOS if f"produto.{c}" in form}
+        versao = form.get("produto.versao") or None
+    if versao is None:
+        return campos, None
+    if isinstance(versao, int | str) and not isinstance(versao, bool):
+        texto = str(versao)
+        if texto.isascii() and texto.isdigit() and 1 <= int(texto) <= ID_MAXIMO:
+            return campos, int(texto)
+    raise HTTPException(400, "A versão (versao) deve ser um número inteiro positivo.")
+
+
+def _erros_por_campo(erros: dict[str, str]) -> dict[str, str]:
+    return {f"produto.{campo}": mensagem for campo, mensagem in erros.items()}
+
+
+def _invalido(erros: dict[str, str]) -> Response:
+    return problem(422, "Corrija os campos indicados.", VARY, errors=_erros_por_campo(erros))
+
+
+def _aviso_cookie(request: Request, tipo: str, produto: Produto) -> str:
     # Written out rather than through SimpleCookie, which costs more than the rest of the answer;
     # the value is percent-encoded, so it needs no quoting.
     valor = urllib.parse.quote(f"{tipo}:{produto.nome}", safe="")
     seguro = "; Secure" if request.scope["scheme"] == "https" else ""
-    response.headers.append(
-        "set-cookie", f"{AVISO}={valor}; HttpOnly; Max-Age=60; Path=/; SameSite=Lax{seguro}"
-    )
+    return f"{AVISO}={valor}; HttpOnly; Max-Age=60; Path=/; SameSite=Lax{seguro}"
+
+
+def _para_a_lista(request: Request, tipo: str, produto: Produto) -> StoredResponse:
+    """The browser's answer to a write: see the list, with a notice of what was done."""
+    headers = [("location", "/produtos"), ("set-cookie", _aviso_cookie(request, tipo, produto))]
+    return StoredResponse(303, [*headers, ("vary", "Accept")], b"")
+
+
+def _enviar(resposta: StoredResponse) -> Response:
+    response = Response(resposta.body, resposta.status)
+    response.raw_headers += [
+        (k.encode("latin-1"), v.encode("latin-1")) for k, v in resposta.headers
+    ]
     return response
 
 
 def _aviso(request: Request) -> str | None:
     tipo, _, nome = urllib.parse.unquote(request.cookies.get(AVISO, "")).partition(":")
     return _AVISOS[tipo].format(nome) if tipo in _AVISOS and nome else None
+
+
+def _etag(produto: Produto, formato: str, pages: Pages) -> str:
+    """Strong, and distinct per representation: the page's also changes with the templates."""
+    return f'"{produto.versao}-{pages.fingerprint if formato == HTML else "json"}"'
+
+
+def _nao_mudou(request: Request, etag: str) -> bool:
+    """If-None-Match, compared weakly as RFC 9110 §13.1.2 says."""
+    header = request.headers.get("if-none-match")
+    if header is None:
+        return False
+    tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
+    return "*" in tags or etag in tags
+
+
+def _versoes_aceitas(request: Request) -> Collection[int] | None:
+    """The versions If-Match accepts; None when any will do. Weak tags never match."""
+    header = request.headers.get("if-match")
+    if header is None or header.strip() == "*":
+        return None
+    return {
+        int(match.group(1))
+        for tag in header.split(",")
+        if (match := _NOSSA_ETAG.fullmatch(tag.strip()))
+    }
 
 
 def _cursor_param(request: Request, nome: str) -> int | None:
@@ -79,26 +175,45 @@ def _url(cursor: Cursor | None) -> str | None:
     return "/produtos"
 
 
-class InicioResource(HTTPEndpoint):
+def _chave(request: Request) -> str | None:
+    """The Idempotency-Key: a structured-field string, or the bare token clients often send."""
+    bruta = request.headers.get("idempotency-key")
+    if bruta is None:
+        return None
+    chave = bruta.strip()
+    if len(chave) >= 2 and chave[0] == chave[-1] == '"':
+        chave = chave[1:-1]
+    if not 1 <= len(chave) <= 255 or not all("!" <= c <= "~" for c in chave):
+        raise HTTPException(
+            400, "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
+        )
+    return chave
+
+
+class InicioResource(Resource):
     """/: the site has one resource, so its front door is the list."""
 
     async def get(self, request: Request) -> Response:
-        return RedirectResponse("/produtos", status_code=302)
+        return Response(status_code=302, headers={"Location": "/produtos"})
 
 
-class ProdutosResource(HTTPEndpoint):
+class ProdutosResource(Resource):
     """/produtos: the list (GET) and creation (POST)."""
 
     async def get(self, request: Request) -> Response:
+        formato = negotiate(request)
         antes, depois = _cursor_param(request, "antes"), _cursor_param(request, "depois")
         if antes is not None and depois is not None:
             raise HTTPException(400, "Use «antes» ou «depois», não os dois.")
         limite = request.app.state.settings.page_size
         pagina = await _storage(request).page(Cursor(limite, after=depois, before=antes))
         links = {rel: _url(c) for rel, c in (("prev", pagina.prev), ("next", pagina.next)) if c}
-        headers = {"Cache-Control": "no-cache"}
+        headers = {"Cache-Control": "no-cache", **VARY}
         if links:
             headers["Link"] = ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())
+        if formato == JSON:
+            itens = [representacao(p) for p in pagina.produtos]
+            return json_response({"produtos": itens, "links": links}, headers=headers)
         aviso = _aviso(request)
         if aviso:
             headers["Cache-Control"] = "no-store"
@@ -115,23 +230,70 @@ class ProdutosResource(HTTPEndpoint):
         return response
 
     async def post(self, request: Request) -> Response:
-        valores = await _campos(request)
-        produto, erros = validar(valores)
+        formato = negotiate(request)
+        campos, _ = await _corpo(request)
+        produto, erros = validar(campos)
         if produto is None:
-            return _pages(request).render("produtos/novo.html", 422, valores=valores, erros=erros)
-        criado = await _storage(request).create(produto)
-        return _depois_da_escrita(request, "adicionado", criado)
+            if formato == JSON:
+                return _invalido(erros)
+            valores = {**_VAZIO, **campos}
+            return _pages(request).render(
+                "produtos/novo.html", 422, VARY, valores=valores, erros=erros
+            )
+        pages = _pages(request)
+
+        def resposta(criado: Produto) -> StoredResponse:
+            if formato == HTML:
+                return _para_a_lista(request, "adicionado", criado)
+            headers = [
+                ("content-type", JSON),
+                ("location", f"/produtos/{criado.id}"),
+                ("etag", _etag(criado, JSON, pages)),
+                ("vary", "Accept"),
+            ]
+            return StoredResponse(201, headers, orjson.dumps(representacao(criado)))
+
+        chave = _chave(request)
+        if chave is None:
+            return _enviar(resposta(await _storage(request).create(produto)))
+        return await _uma_vez(request, chave, produto, resposta)
 
 
-class NovoProdutoResource(HTTPEndpoint):
+async def _uma_vez(request: Request, chave: str, produto: Produto, resposta: Any) -> Response:
+    """Creation under an Idempotency-Key: the first answer, kept and sent again on retries."""
+    storage = _storage(request)
+    impressao = hashlib.sha256(
+        orjson.dumps([produto.nome, produto.descricao, str(produto.preco)])
+    ).hexdigest()
+    reivindicada: KeyClaim = await storage.claim_key(chave, impressao)
+    if reivindicada.state == "in_progress":
+        raise HTTPException(
+            409, "Uma requisição com esta Idempotency-Key ainda está em andamento.", VARY
+        )
+    if reivindicada.state == "other_request":
+        return problem(
+            422, "Esta Idempotency-Key já foi usada com outro corpo de requisição.", VARY
+        )
+    if reivindicada.state == "answered" and reivindicada.response is not None:
+        replay = _enviar(reivindicada.response)
+        replay.headers["Idempotent-Replayed"] = "true"
+        return replay
+    try:
+        return _enviar(await storage.create_once(produto, chave, resposta))
+    except StorageUnavailable:
+        await storage.release_key(chave)
+        raise
+
+
+class NovoProdutoResource(Resource):
     """/produtos/novo: the empty form, which posts to /produtos."""
 
     async def get(self, request: Request) -> Response:
         return _pages(request).render("produtos/novo.html", valores=_VAZIO, erros={})
 
 
-class ProdutoResource(HTTPEndpoint):
-    """/produtos/{id}: the edit page (GET), update (PUT) and removal (DELETE)."""
+class ProdutoResource(Resource):
+    """/produtos/{id}: the product (GET; HTML is its edit page), update (PUT), removal (DELETE)."""
 
     async def dispatch(self) -> None:
         if self.scope["path_params"]["id"] > ID_MAXIMO:
@@ -139,34 +301,84 @@ class ProdutoResource(HTTPEndpoint):
         await super().dispatch()
 
     async def get(self, request: Request) -> Response:
+        formato = negotiate(request)
         produto = await _existente(request)
-        return _editar(request, produto, _valores(produto), {})
+        etag = _etag(produto, formato, _pages(request))
+        headers = {"ETag": etag, "Cache-Control": "no-cache", **VARY}
+        if _nao_mudou(request, etag):
+            return Response(status_code=304, headers=headers)
+        if formato == JSON:
+            return json_response(representacao(produto), headers=headers)
+        return _editar(request, produto, _valores(produto), {}, headers=headers)
 
     async def put(self, request: Request) -> Response:
+        formato = negotiate(request)
         id = request.path_params["id"]
-        valores = await _campos(request)
-        produto, erros = validar(valores)
+        campos, base = await _corpo(request)
+        produto, erros = validar(campos)
         if produto is None:
+            if formato == JSON:
+                return _invalido(erros)
+            valores = {**_VAZIO, **campos, "versao": base or ""}
             return _editar(request, await _existente(request), valores, erros, 422)
-        atualizado = await _storage(request).update(id, produto)
-        if atualizado is None:
-            raise _nao_encontrado(id)
-        return _depois_da_escrita(request, "atualizado", atualizado)
+        aceitas = _versoes_aceitas(request)
+        versoes = aceitas if base is None else {base} & set(aceitas or {base})
+        try:
+            atualizado = await _storage(request).update(id, produto, versoes)
+        except NotFound:
+            raise _sem_produto(request, id) from None
+        except VersionConflict as conflito:
+            if aceitas is not None and conflito.current.versao not in aceitas:
+                raise _precondicao() from None
+            return _conflito(request, formato, conflito.current, campos)
+        if formato == HTML:
+            return _enviar(_para_a_lista(request, "atualizado", atualizado))
+        etag = _etag(atualizado, JSON, _pages(request))
+        return json_response(representacao(atualizado), headers={"ETag": etag, **VARY})
 
     async def delete(self, request: Request) -> Response:
+        formato = negotiate(request)
         id = request.path_params["id"]
-        removido = await _storage(request).delete(id)
-        if removido is None:
-            raise _nao_encontrado(id)
-        return _depois_da_escrita(request, "removido", removido)
+        try:
+            removido = await _storage(request).delete(id, _versoes_aceitas(request))
+        except NotFound:
+            raise _sem_produto(request, id) from None
+        except VersionConflict:
+            raise _precondicao() from None
+        if formato == HTML:
+            return _enviar(_para_a_lista(request, "removido", removido))
+        return Response(status_code=204, headers=VARY)
 
 
 async def _existente(request: Request) -> Produto:
     id = request.path_params["id"]
     produto = await _storage(request).get(id)
     if produto is None:
-        raise _nao_encontrado(id)
+        raise _sem_produto(request, id)
     return produto
+
+
+def _sem_produto(request: Request, id: int) -> HTTPException:
+    if "if-match" in request.headers:  # RFC 9110 §13.1.1: nothing current can match
+        return _precondicao()
+    return HTTPException(404, f"Não há produto com o número {id}. Ele pode ter sido removido.")
+
+
+def _precondicao() -> HTTPException:
+    return HTTPException(
+        412,
+        "O produto mudou desde a versão indicada em If-Match. Busque-o de novo e refaça a "
+        "alteração sobre a versão atual.",
+    )
+
+
+def _conflito(request: Request, formato: str, atual: Produto, campos: dict[str, Any]) -> Response:
+    """409: someone saved first. Nothing is overwritten; the answer shows what is saved now."""
+    detalhe = "Outra pessoa salvou este produto depois da versão em que você se baseou."
+    if formato == JSON:
+        return problem(409, detalhe, VARY, current=representacao(atual))
+    valores = {**_VAZIO, **{c: str(v) for c, v in campos.items()}, "versao": atual.versao}
+    return _editar(request, atual, valores, {}, 409, conflito=_valores(atual))
 
 
 def _editar(
@@ -175,24 +387,24 @@ def _editar(
     valores: dict[str, Any],
     erros: dict[str, str],
     status_code: int = 200,
+    headers: dict[str, str] | None = None,
+    conflito: dict[str, str] | None = None,
 ) -> Response:
     return _pages(request).render(
         "produtos/editar.html",
         status_code,
-        {"Cache-Control": "no-cache"},
+        headers or {"Cache-Control": "no-cache", **VARY},
         produto=produto,
         valores=valores,
         erros=erros,
+        conflito=conflito,
     )
 
 
-def _valores(produto: Produto) -> dict[str, str]:
+def _valores(produto: Produto) -> dict[str, Any]:
     return {
         "nome": produto.nome,
         "descricao": produto.descricao,
         "preco": preco_no_campo(produto.preco),
+        "versao": produto.versao,
     }
-
-
-def _nao_encontrado(id: int) -> HTTPException:
-    return HTTPException(404, f"Não há produto com o número {id}. Ele pode ter sido removido.")

@@ -2,17 +2,52 @@
 
 Pages are keyset pages in list order (newest first): a `Cursor` says "after" or "before" a
 product id, so page 10,000 costs what page 1 costs.
+
+Writes that name the versions they expect (`versions`) fail with `VersionConflict` when the
+product has moved on, checked in the same statement as the write, so two editors can never
+overwrite each other unseen. Idempotency keys keep the first answer to a creation: the key is
+claimed first (`claim_key`), then the product and the answer are stored in one transaction
+(`create_once`), so a retry never creates twice, even across a crash.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from catalogo.produtos import Produto
 
 
 class StorageUnavailable(Exception):
     """The database cannot answer now (locked too long, disk full, file gone): a 503."""
+
+
+class NotFound(Exception):
+    """No product has that id."""
+
+
+class VersionConflict(Exception):
+    """The product is no longer at the version the writer expected; `current` is what it is."""
+
+    def __init__(self, current: Produto) -> None:
+        super().__init__(f"produto {current.id} is at version {current.versao}")
+        self.current = current
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """An answer kept for an idempotency key, to be sent again as it was."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class KeyClaim:
+    """What claiming an idempotency key found: ours to use, or why not."""
+
+    state: Literal["claimed", "in_progress", "other_request", "answered"]
+    response: StoredResponse | None = None
 
 
 @dataclass(frozen=True)
@@ -40,8 +75,18 @@ class Storage(Protocol):
 
     async def create_many(self, produtos: Iterable[Produto]) -> int: ...
 
-    async def update(self, id: int, produto: Produto) -> Produto | None: ...
+    async def update(
+        self, id: int, produto: Produto, versions: Collection[int] | None = None
+    ) -> Produto: ...
 
-    async def delete(self, id: int) -> Produto | None: ...
+    async def delete(self, id: int, versions: Collection[int] | None = None) -> Produto: ...
+
+    async def claim_key(self, key: str, fingerprint: str) -> KeyClaim: ...
+
+    async def create_once(
+        self, produto: Produto, key: str, answer: Callable[[Produto], StoredResponse]
+    ) -> StoredResponse: ...
+
+    async def release_key(self, key: str) -> None: ...
 
     async def close(self) -> None: ...

@@ -12,20 +12,32 @@ take turns instead of failing.
 
 import asyncio
 import contextlib
+import json
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Collection, Iterable
 from decimal import Decimal
 from typing import Any, TypeVar
 
 from catalogo.produtos import Produto
-from catalogo.storage import Cursor, Page, StorageUnavailable
+from catalogo.storage import (
+    Cursor,
+    KeyClaim,
+    NotFound,
+    Page,
+    StorageUnavailable,
+    StoredResponse,
+    VersionConflict,
+)
 
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5000
 MAX_BATCH = 256
-_COLUNAS = "id, nome, descricao, preco_centavos"
+_COLUNAS = "id, nome, descricao, preco_centavos, versao"
+KEY_TTL_SECONDS = 24 * 3600
+ABANDONED_AFTER_SECONDS = 60  # a claim this old with no answer was left by a crashed request
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -35,11 +47,33 @@ def _connect(path: str) -> sqlite3.Connection:
     return connection
 
 
-def _produto(row: tuple[int, str, str, int]) -> Produto:
-    id, nome, descricao, centavos = row
+def _produto(row: tuple[int, str, str, int, int]) -> Produto:
+    id, nome, descricao, centavos, versao = row
     return Produto.model_construct(
-        id=id, nome=nome, descricao=descricao, preco=Decimal(centavos).scaleb(-2)
+        id=id, nome=nome, descricao=descricao, preco=Decimal(centavos).scaleb(-2), versao=versao
     )
+
+
+def _insert(connection: sqlite3.Connection, produto: Produto) -> Produto:
+    rows = connection.execute(
+        "INSERT INTO produtos (nome, descricao, preco_centavos) VALUES (?, ?, ?) "
+        "RETURNING id, versao",
+        (produto.nome, produto.descricao, _centavos(produto)),
+    ).fetchall()
+    return produto.model_copy(update={"id": rows[0][0], "versao": rows[0][1]})
+
+
+def _at_versions(versions: Collection[int] | None) -> str:
+    """The SQL condition for an expected version; its values are bound, never written in."""
+    if versions is None:
+        return ""
+    return f" AND versao IN ({', '.join('?' * len(versions))})" if versions else " AND 0"
+
+
+def _why_not(connection: sqlite3.Connection, id: int) -> Exception:
+    """Why a write that named a product changed no row: it is gone, or it has moved on."""
+    rows = connection.execute(f"SELECT {_COLUNAS} FROM produtos WHERE id = ?", (id,)).fetchall()
+    return VersionConflict(_produto(rows[0])) if rows else NotFound()
 
 
 def _centavos(produto: Produto) -> int:
@@ -204,11 +238,7 @@ class SQLiteStorage:
         return _produto(rows[0]) if rows else None
 
     async def create(self, produto: Produto) -> Produto:
-        rows = await self._write(
-            "INSERT INTO produtos (nome, descricao, preco_centavos) VALUES (?, ?, ?) RETURNING id",
-            (produto.nome, produto.descricao, _centavos(produto)),
-        )
-        return produto.model_copy(update={"id": rows[0][0]})
+        return await self._writer.submit(lambda c: _insert(c, produto))
 
     async def create_many(self, produtos: Iterable[Produto]) -> int:
         """Adds products in one transaction: for seeding demos and benchmarks, not for requests."""
@@ -216,17 +246,75 @@ class SQLiteStorage:
         sql = "INSERT INTO produtos (nome, descricao, preco_centavos) VALUES (?, ?, ?)"
         return await self._writer.submit(lambda c: c.executemany(sql, rows).rowcount)
 
-    async def update(self, id: int, produto: Produto) -> Produto | None:
-        rows = await self._write(
-            "UPDATE produtos SET nome = ?, descricao = ?, preco_centavos = ? WHERE id = ? "
-            "RETURNING id",
-            (produto.nome, produto.descricao, _centavos(produto), id),
-        )
-        return produto.model_copy(update={"id": id}) if rows else None
+    async def update(
+        self, id: int, produto: Produto, versions: Collection[int] | None = None
+    ) -> Produto:
+        def run(connection: sqlite3.Connection) -> Produto:
+            rows = connection.execute(
+                "UPDATE produtos SET nome = ?, descricao = ?, preco_centavos = ?, "
+                f"versao = versao + 1 WHERE id = ?{_at_versions(versions)} RETURNING versao",
+                (produto.nome, produto.descricao, _centavos(produto), id, *(versions or ())),
+            ).fetchall()
+            if not rows:
+                raise _why_not(connection, id)
+            return produto.model_copy(update={"id": id, "versao": rows[0][0]})
 
-    async def delete(self, id: int) -> Produto | None:
-        rows = await self._write(f"DELETE FROM produtos WHERE id = ? RETURNING {_COLUNAS}", (id,))
-        return _produto(rows[0]) if rows else None
+        return await self._writer.submit(run)
+
+    async def delete(self, id: int, versions: Collection[int] | None = None) -> Produto:
+        def run(connection: sqlite3.Connection) -> Produto:
+            rows = connection.execute(
+                f"DELETE FROM produtos WHERE id = ?{_at_versions(versions)} RETURNING {_COLUNAS}",
+                (id, *(versions or ())),
+            ).fetchall()
+            if not rows:
+                raise _why_not(connection, id)
+            return _produto(rows[0])
+
+        return await self._writer.submit(run)
+
+    async def claim_key(self, key: str, fingerprint: str) -> KeyClaim:
+        def run(connection: sqlite3.Connection) -> KeyClaim:
+            now = time.time()
+            connection.execute(
+                "DELETE FROM idempotency_keys WHERE created_at < ?", (now - KEY_TTL_SECONDS,)
+            )
+            row = connection.execute(
+                "SELECT fingerprint, created_at, status, headers, body FROM idempotency_keys "
+                "WHERE key = ?",
+                (key,),
+            ).fetchone()
+            if row is None or (row[2] is None and row[1] < now - ABANDONED_AFTER_SECONDS):
+                connection.execute(
+                    "INSERT OR REPLACE INTO idempotency_keys (key, fingerprint, created_at) "
+                    "VALUES (?, ?, ?)",
+                    (key, fingerprint, now),
+                )
+                return KeyClaim("claimed")
+            if row[0] != fingerprint:
+                return KeyClaim("other_request")
+            if row[2] is None:
+                return KeyClaim("in_progress")
+            headers = [(name, value) for name, value in json.loads(row[3])]
+            return KeyClaim("answered", StoredResponse(row[2], headers, row[4]))
+
+        return await self._writer.submit(run)
+
+    async def create_once(
+        self, produto: Produto, key: str, answer: Callable[[Produto], StoredResponse]
+    ) -> StoredResponse:
+        def run(connection: sqlite3.Connection) -> StoredResponse:
+            response = answer(_insert(connection, produto))
+            connection.execute(
+                "UPDATE idempotency_keys SET status = ?, headers = ?, body = ? WHERE key = ?",
+                (response.status, json.dumps(response.headers), response.body, key),
+            )
+            return response
+
+        return await self._writer.submit(run)
+
+    async def release_key(self, key: str) -> None:
+        await self._write("DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL", (key,))
 
     async def close(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._writer.stop)
