@@ -183,7 +183,7 @@ def _chave(request: Request) -> str | None:
     chave = bruta.strip()
     if len(chave) >= 2 and chave[0] == chave[-1] == '"':
         chave = chave[1:-1]
-    if not 1 <= len(chave) <= 255 or not all("!" <= c <= "~" for c in chave):
+    if not 1 <= len(chave) <= 255 or not all("!" <= c <= "~" and c not in '"\\' for c in chave):
         raise HTTPException(
             400, "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
         )

@@ -1,0 +1,141 @@
+"""Safe retries of creation with Idempotency-Key: the first answer again, never a second product."""
+
+import sqlite3
+import threading
+import time
+
+import httpx2
+import pytest
+from starlette.testclient import TestClient
+
+from tests.helpers import contar
+
+JSON = {"accept": "application/json"}
+CANECA = {"nome": "Caneca", "preco": "10"}
+
+
+def post(client: TestClient, key: str, **campos: str) -> httpx2.Response:
+    return client.post(
+        "/produtos", json={**CANECA, **campos}, headers={**JSON, "idempotency-key": key}
+    )
+
+
+def test_a_retry_with_the_same_key_and_body_returns_the_first_answer_and_creates_nothing(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    headers = {**JSON, "idempotency-key": '"8e03978e-40d5"'}
+    first = client.post("/produtos", json=CANECA, headers=headers)
+    again = client.post("/produtos", json=CANECA, headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert again.content == first.content
+    assert again.headers["location"] == first.headers["location"]
+    assert again.headers["idempotent-replayed"] == "true"
+    assert contar(db) == 1
+
+
+def test_the_same_key_with_another_body_is_422(client: TestClient, db: sqlite3.Connection) -> None:
+    headers = {**JSON, "idempotency-key": "k1"}
+    assert client.post("/produtos", json=CANECA, headers=headers).status_code == 201
+    other = client.post("/produtos", json={**CANECA, "preco": "11"}, headers=headers)
+    assert other.status_code == 422
+    assert other.headers["content-type"] == "application/problem+json"
+    assert contar(db) == 1
+
+
+def test_equal_values_written_differently_are_the_same_request(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    headers = {**JSON, "idempotency-key": "k2"}
+    client.post("/produtos", json={"nome": "Caneca", "preco": 10}, headers=headers)
+    again = client.post("/produtos", json={"preco": "10,00", "nome": " Caneca "}, headers=headers)
+    assert again.status_code == 201
+    assert contar(db) == 1
+
+
+def test_a_retry_while_the_first_is_still_running_is_409(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    client.post("/produtos", json=CANECA, headers={**JSON, "idempotency-key": "k3"})
+    db.execute("UPDATE idempotency_keys SET status = NULL, created_at = ?", (time.time(),))
+    response = client.post("/produtos", json=CANECA, headers={**JSON, "idempotency-key": "k3"})
+    assert response.status_code == 409
+    assert "em andamento" in response.json()["detail"]
+    assert contar(db) == 1
+
+
+def test_a_claim_left_by_a_crashed_request_is_taken_over_after_a_minute(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    db.execute(
+        "INSERT INTO idempotency_keys (key, fingerprint, created_at) VALUES ('k4', 'x', ?)",
+        (time.time() - 61,),
+    )
+    response = client.post("/produtos", json=CANECA, headers={**JSON, "idempotency-key": "k4"})
+    assert response.status_code == 201
+    assert contar(db) == 1
+
+
+def test_keys_are_kept_24_hours(client: TestClient, db: sqlite3.Connection) -> None:
+    post(client, "velha")
+    db.execute("UPDATE idempotency_keys SET created_at = created_at - 86401")
+    post(client, "nova")
+    assert [r[0] for r in db.execute("SELECT key FROM idempotency_keys")] == ["nova"]
+    assert post(client, "velha").status_code == 201
+    assert contar(db) == 3
+
+
+def test_without_the_header_every_post_adds_a_product(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    for _ in range(3):
+        client.post("/produtos", json=CANECA, headers=JSON)
+    assert contar(db) == 3
+
+
+@pytest.mark.parametrize("key", ["", " ", "a b", "á", "x" * 256, '"', 'a"b', '""', "a\\b"])
+def test_a_malformed_key_is_400(client: TestClient, db: sqlite3.Connection, key: str) -> None:
+    response = client.post(
+        "/produtos",
+        json=CANECA,
+        headers={b"accept": b"application/json", b"idempotency-key": key.encode()},
+    )
+    assert response.status_code == 400
+    assert contar(db) == 0
+
+
+def test_an_invalid_body_does_not_use_up_the_key(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    headers = {**JSON, "idempotency-key": "k5"}
+    assert client.post("/produtos", json={"nome": ""}, headers=headers).status_code == 422
+    assert client.post("/produtos", json=CANECA, headers=headers).status_code == 201
+
+
+def test_a_browser_form_with_a_key_gets_its_303_again(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    form = {"produto.nome": "Caneca", "produto.preco": "10"}
+    first = client.post("/produtos", data=form, headers={"idempotency-key": "k6"})
+    again = client.post("/produtos", data=form, headers={"idempotency-key": "k6"})
+    assert first.status_code == again.status_code == 303
+    assert again.headers["location"] == "/produtos"
+    assert contar(db) == 1
+
+
+def test_simultaneous_retries_create_exactly_one_product(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    statuses: list[int] = []
+    start = threading.Barrier(10)
+
+    def retry() -> None:
+        start.wait()
+        statuses.append(post(client, "k7").status_code)
+
+    threads = [threading.Thread(target=retry) for _ in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert set(statuses) <= {201, 409} and 201 in statuses
+    assert contar(db) == 1

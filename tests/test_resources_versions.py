@@ -1,0 +1,223 @@
+"""No lost updates: versions, ETags, If-None-Match (304), If-Match (412), stale forms (409)."""
+
+import re
+import sqlite3
+import threading
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.helpers import criar
+
+JSON = {"accept": "application/json"}
+CANECA = {"nome": "Caneca", "descricao": "", "preco": "10"}
+
+
+def estado(db: sqlite3.Connection, id: int) -> tuple[str, int, int] | None:
+    row: tuple[str, int, int] | None = db.execute(
+        "SELECT nome, preco_centavos, versao FROM produtos WHERE id = ?", (id,)
+    ).fetchone()
+    return row
+
+
+def versao_do_form(html: str) -> str:
+    found = re.search(r'name="produto.versao" value="(\d+)"', html)
+    assert found is not None
+    return found.group(1)
+
+
+class TestEtags:
+    def test_every_write_increments_the_version(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        for _ in range(3):
+            client.put(f"/produtos/{id}", data={"produto.nome": "x", "produto.preco": "1"})
+        assert estado(db, id) == ("x", 100, 4)
+
+    def test_html_and_json_have_distinct_strong_etags_of_the_same_version(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        html = client.get(f"/produtos/{id}").headers["etag"]
+        json = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
+        assert html != json
+        assert html.startswith('"1-') and json == '"1-json"'
+
+    @pytest.mark.parametrize("accept", ["text/html", "application/json"])
+    def test_if_none_match_with_the_current_etag_is_304(
+        self, client: TestClient, db: sqlite3.Connection, accept: str
+    ) -> None:
+        id = criar(client, db)
+        first = client.get(f"/produtos/{id}", headers={"accept": accept})
+        etag = first.headers["etag"]
+        for header in (etag, f"W/{etag}", f'"x", {etag}', "*"):
+            again = client.get(
+                f"/produtos/{id}", headers={"accept": accept, "if-none-match": header}
+            )
+            assert again.status_code == 304
+            assert again.content == b""
+            assert again.headers["etag"] == etag
+        client.put(f"/produtos/{id}", data={"produto.nome": "mudou", "produto.preco": "1"})
+        changed = client.get(f"/produtos/{id}", headers={"accept": accept, "if-none-match": etag})
+        assert changed.status_code == 200
+        assert changed.headers["etag"] != etag
+
+
+class TestIfMatch:
+    def test_put_with_the_current_etag_succeeds(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        etag = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
+        response = client.put(f"/produtos/{id}", json=CANECA, headers={**JSON, "if-match": etag})
+        assert response.status_code == 200
+        assert estado(db, id) == ("Caneca", 1000, 2)
+
+    @pytest.mark.parametrize("if_match", ['"7-json"', 'W/"1-json"', '"garbage"', '"1-json'])
+    def test_put_or_delete_with_a_stale_or_weak_etag_is_412_and_changes_nothing(
+        self, client: TestClient, db: sqlite3.Connection, if_match: str
+    ) -> None:
+        id = criar(client, db)
+        put = client.put(f"/produtos/{id}", json=CANECA, headers={**JSON, "if-match": if_match})
+        assert put.status_code == 412
+        assert put.headers["content-type"] == "application/problem+json"
+        delete = client.delete(f"/produtos/{id}", headers={**JSON, "if-match": if_match})
+        assert delete.status_code == 412
+        assert estado(db, id) == ("Caneta", 250, 1)
+
+    def test_an_etag_of_either_representation_names_the_version(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        html_etag = client.get(f"/produtos/{id}").headers["etag"]
+        response = client.delete(f"/produtos/{id}", headers={**JSON, "if-match": html_etag})
+        assert response.status_code == 204
+
+    def test_if_match_star_needs_the_product_to_exist(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        assert (
+            client.put(f"/produtos/{id}", json=CANECA, headers={"if-match": "*"}).status_code == 200
+        )
+        assert (
+            client.put("/produtos/999", json=CANECA, headers={"if-match": "*"}).status_code == 412
+        )
+
+    def test_without_if_match_writes_work_as_the_spec_expects(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        client.put(f"/produtos/{id}", json=CANECA)
+        assert client.put(f"/produtos/{id}", json={**CANECA, "nome": "Outra"}).status_code == 200
+        assert estado(db, id) == ("Outra", 1000, 3)
+
+
+class TestStaleForms:
+    def test_the_edit_form_carries_the_version_which_is_not_the_id(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        html = client.get(f"/produtos/{id}").text
+        assert versao_do_form(html) == "1"
+        assert "produto.id" not in html
+
+    def test_saving_a_stale_form_is_409_showing_both_and_overwriting_nothing(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db, "Original", "1")
+        meu_form = client.get(f"/produtos/{id}").text
+        client.put(f"/produtos/{id}", data={"produto.nome": "Da Ana", "produto.preco": "2"})
+        meu = {
+            "_method": "PUT",
+            "produto.nome": "Do Beto",
+            "produto.preco": "3",
+            "produto.versao": versao_do_form(meu_form),
+        }
+        response = client.post(f"/produtos/{id}", data=meu)
+        assert response.status_code == 409
+        assert estado(db, id) == ("Da Ana", 200, 2)
+        conflito = response.text.split('class="conflito"')[1].split("</div>")[0]
+        assert "<td>Da Ana</td><td>Do Beto</td>" in conflito
+        assert "<td>2,00</td><td>3</td>" in conflito
+        assert 'value="Do Beto"' in response.text
+        assert versao_do_form(response.text) == "2"
+
+        again = {**meu, "produto.versao": versao_do_form(response.text)}  # one click: Salvar
+        assert client.post(f"/produtos/{id}", data=again).status_code == 303
+        assert estado(db, id) == ("Do Beto", 300, 3)
+
+    def test_an_invalid_stale_form_keeps_the_version_it_was_based_on(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        response = client.put(
+            f"/produtos/{id}",
+            data={"produto.nome": "", "produto.preco": "1", "produto.versao": "1"},
+        )
+        assert response.status_code == 422
+        assert versao_do_form(response.text) == "1"
+
+    def test_a_stale_json_body_version_is_409_with_the_current_product(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        client.put(f"/produtos/{id}", json={**CANECA, "nome": "Primeiro"})
+        response = client.put(f"/produtos/{id}", json={**CANECA, "versao": 1}, headers=JSON)
+        assert response.status_code == 409
+        assert response.json()["current"]["nome"] == "Primeiro"
+        assert response.json()["current"]["versao"] == 2
+        assert estado(db, id) == ("Primeiro", 1000, 2)
+
+
+def test_two_editors_html_and_json_never_lose_an_update(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    id = criar(client, db)
+    form = client.get(f"/produtos/{id}").text
+    etag = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
+    # The browser saves first, from version 1.
+    browser = {
+        "_method": "PUT",
+        "produto.nome": "Navegador",
+        "produto.preco": "5",
+        "produto.versao": versao_do_form(form),
+    }
+    assert client.post(f"/produtos/{id}", data=browser).status_code == 303
+    # The script, also from version 1, is refused instead of overwriting.
+    script = client.put(
+        f"/produtos/{id}", json={**CANECA, "nome": "Script"}, headers={**JSON, "if-match": etag}
+    )
+    assert script.status_code == 412
+    assert estado(db, id) == ("Navegador", 500, 2)
+
+
+def test_concurrent_editors_each_win_once_per_version_and_nothing_is_lost(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    id = criar(client, db)
+    outcomes: list[tuple[int, str]] = []
+    start = threading.Barrier(12)
+
+    def editor(n: int) -> None:
+        etag = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
+        start.wait()
+        response = client.put(
+            f"/produtos/{id}",
+            json={**CANECA, "nome": f"editor {n}"},
+            headers={**JSON, "if-match": etag},
+        )
+        outcomes.append((response.status_code, f"editor {n}"))
+
+    threads = [threading.Thread(target=editor, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wins = [nome for status, nome in outcomes if status == 200]
+    assert sorted(status for status, _ in outcomes) == [200] * len(wins) + [412] * (12 - len(wins))
+    final = estado(db, id)
+    assert final is not None
+    assert final[2] == 1 + len(wins)  # every success is a version: none was silently overwritten
+    assert len(wins) == 1 and final[0] == wins[0]
