@@ -9,6 +9,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import orjson
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
@@ -18,7 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from catalogo import migrations
+from catalogo import migrations, openapi
 from catalogo.http import (
     SECURITY_HEADERS,
     SecurityHeaders,
@@ -28,8 +29,10 @@ from catalogo.http import (
 )
 from catalogo.pages import Pages, detalhe_do_erro
 from catalogo.resources import (
+    DocsResource,
     InicioResource,
     NovoProdutoResource,
+    OpenAPIResource,
     ProdutoResource,
     ProdutosResource,
 )
@@ -99,7 +102,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/produtos", ProdutosResource),
             Route("/produtos/novo", NovoProdutoResource),
             Route("/", InicioResource),
+            Route("/openapi.json", OpenAPIResource),
+            Route("/docs", DocsResource),
             Mount("/static", StaticFiles(packages=[("catalogo", "static")]), name="static"),
+            Mount("/docs/static", StaticFiles(packages=[("swagger_ui", "static")])),
         ],
         middleware=[
             Middleware(SecurityHeaders),
@@ -115,4 +121,5 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.router.redirect_slashes = False  # its Location would be built from the client's Host
     app.state.settings = settings
     app.state.pages = pages
+    app.state.openapi = orjson.dumps(openapi.document())
     return app

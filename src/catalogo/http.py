@@ -16,7 +16,7 @@ Errors reach JSON clients as RFC 9457 problem details (`problem()`), browsers as
 import json
 import math
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from decimal import Decimal
 from http import HTTPStatus
 from io import BytesIO
@@ -60,11 +60,26 @@ def _media_type(request: Request) -> tuple[str, dict[bytes, bytes]]:
     return media_type.decode("latin-1").lower(), options
 
 
-async def read_form(request: Request) -> dict[str, str]:
-    """The request's form fields, decoded strictly; parsed once per request and kept."""
-    cached: dict[str, str] | None = request.scope.get(_FORM_KEY)
-    if cached is not None:
-        return cached
+async def read_form(request: Request, fields: Collection[str]) -> dict[str, str]:
+    """The values the form gives for `fields`, decoded strictly.
+
+    One of `fields` sent twice with two values is ambiguous, so 400; other fields are ignored.
+    The body is parsed once per request and kept.
+    """
+    pairs: list[tuple[str, str]] | None = request.scope.get(_FORM_KEY)
+    if pairs is None:
+        pairs = await _parse_form(request)
+        request.scope[_FORM_KEY] = pairs
+    form: dict[str, str] = {}
+    for name, value in pairs:
+        if name in fields and form.setdefault(name, value) != value:
+            raise HTTPException(
+                400, f"O campo «{name}» veio mais de uma vez, com valores diferentes."
+            )
+    return form
+
+
+async def _parse_form(request: Request) -> list[tuple[str, str]]:
     media_type, options = _media_type(request)
     if media_type not in FORM_TYPES:
         raise _unsupported()
@@ -72,23 +87,14 @@ async def read_form(request: Request) -> dict[str, str]:
     body = await request.body()
     try:
         if media_type == "multipart/form-data":
-            pairs = _multipart(request, body)
-        else:
-            pairs = urllib.parse.parse_qsl(
-                body.decode(), keep_blank_values=True, errors="strict", max_num_fields=MAX_FIELDS
-            )
+            return _multipart(request, body)
+        return urllib.parse.parse_qsl(
+            body.decode(), keep_blank_values=True, errors="strict", max_num_fields=MAX_FIELDS
+        )
     except UnicodeDecodeError:
         raise HTTPException(400, "O corpo da requisição não é UTF-8 válido.") from None
     except (ValueError, FormParserError) as erro:
         raise HTTPException(400, f"Formulário malformado: {erro}.") from None
-    form: dict[str, str] = {}
-    for name, value in pairs:
-        if form.setdefault(name, value) != value:
-            raise HTTPException(
-                400, f"O campo «{name}» veio mais de uma vez, com valores diferentes."
-            )
-    request.scope[_FORM_KEY] = form
-    return form
 
 
 def _unsupported() -> HTTPException:
@@ -276,7 +282,7 @@ class WriteGuard:
                 raise HTTPException(403, "Envios a partir de outro site não são aceitos.")
             body = await self._read(request)
             if scope["method"] == "POST" and _media_type(request)[0] in FORM_TYPES:
-                form = await read_form(Request(scope, _replay(body, receive)))
+                form = await read_form(Request(scope, _replay(body, receive)), ("_method",))
                 if "_method" in form:
                     scope["method"] = _overridden(form["_method"])
         except HTTPException as erro:
@@ -339,7 +345,11 @@ def _same_origin(request: Request) -> bool:
 
 
 class SecurityHeaders:
-    """Adds the security headers to every response and keeps HEAD answers bodiless."""
+    """Adds the security headers to every response and keeps HEAD answers bodiless.
+
+    A response that sets one of these headers itself (the API docs page's wider CSP) keeps it:
+    two CSP headers would both apply, the stricter winning.
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -352,7 +362,10 @@ class SecurityHeaders:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + SECURITY_HEADERS
+                headers = list(message.get("headers", []))
+                names = {name.lower() for name, _ in headers}
+                headers += [h for h in SECURITY_HEADERS if h[0] not in names]  # a page's own wins
+                message["headers"] = headers
             elif head and message["type"] == "http.response.body":
                 message["body"] = b""
             await send(message)

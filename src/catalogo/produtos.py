@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
 )
 from pydantic_core import PydanticCustomError
 
@@ -141,6 +142,27 @@ def _preco(valor: Any) -> Any:
     return valor
 
 
+# The same rules as JSON Schema, for the API description (ECMA-262 patterns): no control
+# characters (nor lone surrogates), and a name that does not start or end with a space.
+_CONTROLES = "\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff"
+_SEM_CONTROLES_NEM_BORDAS = f"^[^\\s{_CONTROLES}](?:[^{_CONTROLES}]*[^\\s{_CONTROLES}])?$"
+_SEM_CONTROLES_SALVO_QUEBRAS = (
+    "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$"
+)
+_PRECO_CANONICO = "^(?!0+(?:\\.0{1,2})?$)[0-9]{1,9}(?:\\.[0-9]{1,2})?$"
+_PRECO_NA_ENTRADA = {
+    "description": "Texto ou número. Além da forma canônica (1234.56), o texto aceita como se "
+    "digita: 1234,56, 1.234,56, 1,234.56 ou R$ 12,50; valores ambíguos como 1.234 são "
+    "recusados. Um número JSON com até duas casas decimais (12.5) também é aceito, lido "
+    "exatamente, nunca como ponto flutuante.",
+    "anyOf": [
+        {"type": "string", "pattern": _PRECO_CANONICO, "examples": ["1234.56"]},
+        {"type": "integer", "minimum": 1, "maximum": 999999999},
+    ],
+}
+_PRECO_NA_SAIDA = {"type": "string", "pattern": _PRECO_CANONICO, "examples": ["1234.56"]}
+
+
 class Produto(BaseModel):
     """A product. `id` and `versao` are never read from input: the database gives them."""
 
@@ -148,13 +170,25 @@ class Produto(BaseModel):
 
     id: Annotated[int | None, Field(exclude=True)] = None
     versao: Annotated[int | None, Field(exclude=True)] = None
-    nome: Annotated[str, Field(min_length=1, max_length=200), _texto("")]
-    descricao: Annotated[str, Field(max_length=5000), _texto("\n\t")] = ""
+    nome: Annotated[
+        str,
+        Field(
+            min_length=1, max_length=200, json_schema_extra={"pattern": _SEM_CONTROLES_NEM_BORDAS}
+        ),
+        _texto(""),
+    ]
+    descricao: Annotated[
+        str,
+        Field(max_length=5000, json_schema_extra={"pattern": _SEM_CONTROLES_SALVO_QUEBRAS}),
+        _texto("\n\t"),
+    ] = ""
     preco: Annotated[
         Decimal,
         BeforeValidator(_preco),
         Field(gt=0, le=PRECO_MAXIMO, decimal_places=2, allow_inf_nan=False),
         AfterValidator(lambda preco: preco.quantize(CENTAVO)),
+        WithJsonSchema(_PRECO_NA_ENTRADA, mode="validation"),
+        WithJsonSchema(_PRECO_NA_SAIDA, mode="serialization"),
     ]
 
 

@@ -51,6 +51,7 @@ from catalogo.storage import (
 AVISO = "aviso"
 VARY = {"Vary": "Accept"}
 _VAZIO = dict.fromkeys(CAMPOS, "")
+_CAMPOS_DO_FORM = frozenset(f"produto.{c}" for c in (*CAMPOS, "versao"))
 _AVISOS = {
     "adicionado": "Produto «{}» adicionado.",
     "atualizado": "Produto «{}» atualizado.",
@@ -83,7 +84,7 @@ async def _corpo(request: Request) -> tuple[dict[str, Any], int | None]:
         dados = await read_json(request)
         campos, versao = {c: dados[c] for c in CAMPOS if c in dados}, dados.get("versao")
     else:
-        form = await read_form(request)
+        form = await read_form(request, _CAMPOS_DO_FORM)
         campos = {c: form[f"produto.{c}"] for c in CAMPOS if f"produto.{c}" in form}
         versao = form.get("produto.versao") or None
     if versao is None:
@@ -188,6 +189,28 @@ def _chave(request: Request) -> str | None:
             400, "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
         )
     return chave
+
+
+class OpenAPIResource(Resource):
+    """/openapi.json: the API description, made once at start-up (openapi.py)."""
+
+    async def get(self, request: Request) -> Response:
+        documento: bytes = request.app.state.openapi
+        return Response(documento, media_type=JSON, headers={"Cache-Control": "no-cache"})
+
+
+class DocsResource(Resource):
+    """/docs: the API description as a page (Swagger UI, shipped in a package, no CDN)."""
+
+    async def get(self, request: Request) -> Response:
+        # Swagger UI fetches the description and tries requests (connect-src), and draws its
+        # icons from data: URLs; the rest of the site's policy stands.
+        csp = (
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
+            "object-src 'none'"
+        )
+        return _pages(request).render("docs.html", headers={"Content-Security-Policy": csp})
 
 
 class InicioResource(Resource):

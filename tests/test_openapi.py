@@ -1,0 +1,109 @@
+"""The API description: served, true to the behaviour (schemathesis), and readable at /docs."""
+
+import re
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
+from starlette.testclient import TestClient
+
+from catalogo.app import create_app
+from catalogo.settings import Settings
+
+# One app for the whole run: schemathesis generates its tests when this module is collected.
+# (Its from_fixture loader does not work with pytest 9.) Its database is a file of its own.
+_DATABASE = Path(tempfile.mkdtemp(prefix="catalogo-openapi-")) / "catalogo.db"
+_SEM_CHECAGENS_DE_ACEITACAO: list[Any] = [positive_data_acceptance, negative_data_rejection]
+schema = schemathesis.openapi.from_asgi(
+    "/openapi.json", create_app(Settings(database_url=f"sqlite:///{_DATABASE}"))
+)
+
+
+@schema.parametrize()
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_every_operation_conforms_to_the_description(case: schemathesis.Case) -> None:  # type: ignore[type-arg]
+    """No 5xx, and every status, content type, header and body as the description says.
+
+    Left out: schemathesis's data-acceptance checks. The description gives prices in their
+    canonical form while the server also reads `1.234,56`; and schemathesis 4.32 generates
+    some "valid" form values that break the string patterns, then expects them accepted.
+    """
+    if case.headers and "Idempotency-Key" in case.headers:
+        # Generated keys repeat across examples; a reused key with another body is 422 by
+        # design (test_resources_idempotency.py), which is no failure of the description.
+        case.headers["Idempotency-Key"] = uuid.uuid4().hex
+    case.call_and_validate(excluded_checks=_SEM_CHECAGENS_DE_ACEITACAO)
+
+
+class Workflow(schema.as_state_machine()):  # type: ignore[misc]
+    """Stateful: create, then follow the description's links to read, update and remove."""
+
+    def before_call(self, case: schemathesis.Case) -> None:  # type: ignore[type-arg]
+        if case.headers and "Idempotency-Key" in case.headers:
+            case.headers["Idempotency-Key"] = uuid.uuid4().hex
+
+    def validate_response(
+        self,
+        response: object,
+        case: schemathesis.Case,  # type: ignore[type-arg]
+        additional_checks: object = None,
+        **kwargs: object,
+    ) -> None:
+        case.validate_response(response, excluded_checks=_SEM_CHECAGENS_DE_ACEITACAO)
+
+
+TestWorkflow = Workflow.TestCase
+TestWorkflow.settings = settings(
+    max_examples=25,
+    stateful_step_count=6,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def test_the_description_is_openapi_3_1_with_links_between_operations(
+    client: TestClient,
+) -> None:
+    document = client.get("/openapi.json").json()
+    assert document["openapi"] == "3.1.0"
+    post = document["paths"]["/produtos"]["post"]
+    assert set(post["requestBody"]["content"]) == {
+        "application/json",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+    }
+    assert set(post["responses"]["201"]["links"]) == {
+        "ObterProduto",
+        "AtualizarProduto",
+        "RemoverProduto",
+    }
+
+
+def test_the_description_carries_the_field_rules_of_the_model(client: TestClient) -> None:
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    nome = schemas["ProdutoEntrada"]["properties"]["nome"]
+    assert (nome["minLength"], nome["maxLength"]) == (1, 200)
+    assert schemas["ProdutoEntrada"]["properties"]["descricao"]["maxLength"] == 5000
+    assert schemas["ProdutoEntrada"]["required"] == ["nome", "preco"]
+
+
+def test_the_docs_page_ships_everything_it_loads(client: TestClient) -> None:
+    page = client.get("/docs")
+    assert page.status_code == 200
+    assert "connect-src 'self'" in page.headers["content-security-policy"]
+    assert "unsafe" not in page.headers["content-security-policy"]
+    assert "http://" not in page.text and "https://" not in page.text
+    for asset in re.findall(r'(?:src|href)="(/[^"]+)"', page.text):
+        assert client.get(asset).status_code == 200, asset
+
+
+def test_every_page_links_to_the_docs(client: TestClient) -> None:
+    assert '<a href="/docs">API</a>' in client.get("/produtos").text
