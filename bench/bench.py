@@ -58,6 +58,9 @@ CASES = [
     Case(
         "update `POST /produtos/{id}` `_method=PUT` (303)", "update.lua", "/", takes_highest_id=True
     ),
+    Case("JSON product `GET /produtos/{id}`", "product_json.lua", "/", takes_highest_id=True),
+    Case("JSON list, first page `GET /produtos`", "get_json.lua", "/produtos"),
+    Case("JSON create `POST /produtos` (201)", "create_json.lua", "/produtos"),
 ]
 
 

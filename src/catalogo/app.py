@@ -22,8 +22,7 @@ from starlette.staticfiles import StaticFiles
 from catalogo import migrations, openapi
 from catalogo.http import (
     SECURITY_HEADERS,
-    SecurityHeaders,
-    WriteGuard,
+    Guard,
     prefers_json,
     problem,
 )
@@ -108,8 +107,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Mount("/docs/static", StaticFiles(packages=[("swagger_ui", "static")])),
         ],
         middleware=[
-            Middleware(SecurityHeaders),
-            Middleware(WriteGuard, max_bytes=settings.max_body_bytes, error_page=error_response),
+            Middleware(Guard, max_bytes=settings.max_body_bytes, error_page=error_response),
         ],
         exception_handlers={
             HTTPException: http_error,

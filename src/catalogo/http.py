@@ -13,6 +13,7 @@ The statuses this module answers with, each with a message that says what to sen
 Errors reach JSON clients as RFC 9457 problem details (`problem()`), browsers as pages.
 """
 
+import functools
 import json
 import math
 import urllib.parse
@@ -42,9 +43,11 @@ _FORM_KEY = "catalogo.form"
 
 ErrorPage = Callable[[Request, HTTPException], Response]
 
+CSP = b"content-security-policy"
+CSP_KEY = "catalogo.csp"
 SECURITY_HEADERS = [
     (
-        b"content-security-policy",
+        CSP,
         b"default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; "
         b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
     ),
@@ -111,7 +114,8 @@ def _check_utf8(options: dict[bytes, bytes]) -> None:
 
 
 def body_is_json(request: Request) -> bool:
-    return _media_type(request)[0] == JSON
+    content_type = request.headers.get("content-type")
+    return content_type is not None and _media_type(request)[0] == JSON
 
 
 async def read_json(request: Request) -> dict[str, Any]:
@@ -170,6 +174,17 @@ def prefers_json(request: Request) -> bool:
 def _best(accept: str | None, offered: Sequence[str]) -> str | None:
     if accept is None:
         return offered[0]
+    if len(accept) <= 256:  # browsers send a few Accept values over and over
+        return _best_cached(accept, tuple(offered))
+    return _best_parsed(accept, offered)
+
+
+@functools.lru_cache(maxsize=128)
+def _best_cached(accept: str, offered: tuple[str, ...]) -> str | None:
+    return _best_parsed(accept, offered)
+
+
+def _best_parsed(accept: str, offered: Sequence[str]) -> str | None:
     ranges = _accept_ranges(accept)
     best, best_q = None, 0.0
     for media in offered:
@@ -254,15 +269,19 @@ def _multipart(request: Request, body: bytes) -> list[tuple[str, str]]:
     return pairs
 
 
-class WriteGuard:
-    """Everything a write goes through before routing, in one pass; reads pass straight by.
+class Guard:
+    """The one middleware: what every request goes through before routing, in one pass.
 
-    1. A write a browser sends on behalf of another site is refused (403), as Go 1.25's
+    1. Every response gets the security headers (`SECURITY_HEADERS`), and a HEAD answer
+       loses its body. A handler that needs a wider Content-Security-Policy (the API docs
+       page) puts it in the scope under `CSP_KEY`: two CSP headers would both apply.
+    Writes, and only writes, then go through three more steps:
+    2. A write a browser sends on behalf of another site is refused (403), as Go 1.25's
        CrossOriginProtection does it, with no tokens: `Sec-Fetch-Site` when the browser sends
        it, else `Origin` against `Host`. Requests with neither header (curl, scripts, servers)
        are not from a browser and pass.
-    2. The body is read once, within the limit (413), before anything parses it.
-    3. A form's `_method` overrides the method before routing, as in Rack's MethodOverride,
+    3. The body is read once, within the limit (413), before anything parses it.
+    4. A form's `_method` overrides the method before routing, as in Rack's MethodOverride,
        and only for a POST of form data: `_method` in a query string or a JSON body, or on any
        other method, is ignored.
     """
@@ -273,7 +292,11 @@ class WriteGuard:
         self.error_page = error_page
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] in SAFE_METHODS:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        send = _with_security_headers(scope, send)
+        if scope["method"] in SAFE_METHODS:
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
@@ -344,30 +367,17 @@ def _same_origin(request: Request) -> bool:
         return False
 
 
-class SecurityHeaders:
-    """Adds the security headers to every response and keeps HEAD answers bodiless.
+def _with_security_headers(scope: Scope, send: Send) -> Send:
+    head = scope["method"] == "HEAD"
 
-    A response that sets one of these headers itself (the API docs page's wider CSP) keeps it:
-    two CSP headers would both apply, the stricter winning.
-    """
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", [])) + SECURITY_HEADERS
+            if CSP_KEY in scope:  # SECURITY_HEADERS starts with the CSP
+                headers[-len(SECURITY_HEADERS)] = (CSP, scope[CSP_KEY])
+            message["headers"] = headers
+        elif head and message["type"] == "http.response.body":
+            message["body"] = b""
+        await send(message)
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        head = scope["method"] == "HEAD"
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                names = {name.lower() for name, _ in headers}
-                headers += [h for h in SECURITY_HEADERS if h[0] not in names]  # a page's own wins
-                message["headers"] = headers
-            elif head and message["type"] == "http.response.body":
-                message["body"] = b""
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+    return send_with_headers

@@ -17,6 +17,7 @@ from http import HTTPStatus
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import escape
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -49,20 +50,35 @@ _INCLUDE = re.compile(r'{%-? *include +"([^"]+)" *-?%}')
 
 
 class _PastingLoader(PackageLoader):
-    """Pastes every `{% include "name" %}` in as the source is loaded, recursively."""
+    """Pastes every `{% include "name" %}` in as the source is loaded, recursively, and
+    every expression in `constants` as its text: values that are the same on every render."""
+
+    def __init__(self, constants: dict[str, str]) -> None:
+        super().__init__("catalogo")
+        self.constants = constants
 
     def get_source(
         self, environment: Environment, template: str
     ) -> tuple[str, str, Callable[[], bool] | None]:
         source, filename, uptodate = super().get_source(environment, template)
         pasted = _INCLUDE.sub(lambda m: self.get_source(environment, m.group(1))[0], source)
+        for expression, text in self.constants.items():
+            pasted = pasted.replace(expression, text)
         return pasted, filename, uptodate
 
 
 class Pages:
     def __init__(self) -> None:
+        # Each field's input attributes (`maxlength`, `required`), rendered once from the
+        # model's rules and pasted into the templates as text.
+        attributes = {
+            f'{{{{ atributos["{campo}"] }}}}': "".join(
+                f' {nome}="{escape(valor)}"' for nome, valor in attrs.items()
+            )
+            for campo, attrs in ATRIBUTOS_HTML.items()
+        }
         self.env = Environment(
-            loader=_PastingLoader("catalogo"),
+            loader=_PastingLoader(attributes),
             autoescape=True,
             auto_reload=False,
             undefined=StrictUndefined,
@@ -72,10 +88,7 @@ class Pages:
         self.env.filters["reais"] = formatar_preco
         # Every render copies each global into its context: keep only the one pages use.
         self.env.globals.clear()
-        xmlattr = self.env.filters["xmlattr"]
-        self.env.globals["atributos"] = {
-            campo: xmlattr(self.env, attrs) for campo, attrs in ATRIBUTOS_HTML.items()
-        }
+        self.env.globals["atributos"] = ATRIBUTOS_HTML
         sources = "".join(
             self.env.loader.get_source(self.env, name)[0]  # type: ignore[union-attr]
             for name in sorted(self.env.list_templates())

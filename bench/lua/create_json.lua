@@ -1,0 +1,8 @@
+-- POST /produtos with a JSON body (201 expected).
+package.path = package.path .. ";" .. debug.getinfo(1, "S").source:match("@(.*/)") .. "?.lua"
+done = require("report").done
+
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json"
+wrk.body = '{"nome": "Caneca de bench", "descricao": "Criada pelo wrk", "preco": "29.90"}'

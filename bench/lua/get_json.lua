@@ -1,0 +1,4 @@
+-- GET one fixed path (wrk's URL) asking for JSON.
+package.path = package.path .. ";" .. debug.getinfo(1, "S").source:match("@(.*/)") .. "?.lua"
+done = require("report").done
+wrk.headers["Accept"] = "application/json"
