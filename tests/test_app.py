@@ -1,10 +1,15 @@
 """The URL surface: every (method, path) pair answers with the status and Allow of DESIGN §2."""
 
+import re
 import sqlite3
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from catalogo.app import numeros_ate
+from catalogo.produtos import ID_MAXIMO
 from tests.helpers import criar
 
 COLLECTION = "GET, HEAD, POST, OPTIONS"
@@ -93,3 +98,20 @@ def test_no_page_loads_anything_from_another_host(
     for path in ("/produtos", "/produtos/novo", f"/produtos/{id}", "/produtos/999"):
         html = client.get(path).text
         assert "http://" not in html and "https://" not in html and 'src="//' not in html
+
+
+@given(st.integers(min_value=-10, max_value=2**64), st.booleans())
+def test_the_id_pattern_matches_exactly_the_ids_from_1_to_2_63_minus_1(
+    n: int, leading_zero: bool
+) -> None:
+    texto = ("0" if leading_zero else "") + str(n)
+    esperado = not leading_zero and 1 <= n <= ID_MAXIMO
+    assert (re.fullmatch(numeros_ate(ID_MAXIMO), texto) is not None) is esperado
+
+
+@given(st.integers(min_value=1, max_value=10**6), st.integers(min_value=0, max_value=2 * 10**6))
+def test_the_id_pattern_is_exact_for_any_bound(maximo: int, n: int) -> None:
+    padrao = numeros_ate(maximo)
+    for candidato in (n, maximo, maximo + 1, maximo - 1):
+        esperado = 1 <= candidato <= maximo
+        assert (re.fullmatch(padrao, str(candidato)) is not None) is esperado, (maximo, candidato)

@@ -27,6 +27,7 @@ from catalogo.http import (
     problem,
 )
 from catalogo.pages import Pages, detalhe_do_erro
+from catalogo.produtos import ID_MAXIMO
 from catalogo.resources import (
     DocsResource,
     InicioResource,
@@ -42,10 +43,29 @@ from catalogo.storage.sqlite import SQLiteStorage
 log = logging.getLogger("catalogo")
 
 
-class ProdutoId(Convertor[int]):
-    """Digits with no leading zero, at most 19: `novo`, `007` and `-1` are not ids (DESIGN §2)."""
+def numeros_ate(maximo: int) -> str:
+    """A regex for the whole numbers 1..maximo written without leading zeros.
 
-    regex = "[1-9][0-9]{0,18}"
+    Digit by digit, as one writes "less than" by hand: shorter numbers, then numbers that
+    agree with `maximo` up to some digit and are smaller there, then `maximo` itself.
+    """
+    digitos = str(maximo)
+    partes = [f"[1-9][0-9]{{0,{len(digitos) - 2}}}"]
+    for i, digito in enumerate(digitos):
+        menor = int(digito) - 1
+        primeiro = 1 if i == 0 else 0
+        if menor >= primeiro:
+            resto = len(digitos) - i - 1
+            partes.append(f"{digitos[:i]}[{primeiro}-{menor}][0-9]{{{resto}}}")
+    partes.append(digitos)
+    return "(?:" + "|".join(partes) + ")"
+
+
+class ProdutoId(Convertor[int]):
+    """Ids as DESIGN §2 has them: `novo`, `007`, `0`, `-1` and 2^63 never reach a resource,
+    whatever the method, so all of them are 404 and `int()` never sees an overflow."""
+
+    regex = numeros_ate(ID_MAXIMO)
 
     def convert(self, value: str) -> int:
         return int(value)

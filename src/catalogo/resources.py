@@ -319,11 +319,6 @@ class NovoProdutoResource(Resource):
 class ProdutoResource(Resource):
     """/produtos/{id}: the product (GET; HTML is its edit page), update (PUT), removal (DELETE)."""
 
-    async def dispatch(self) -> None:
-        if self.scope["path_params"]["id"] > ID_MAXIMO:
-            raise HTTPException(404)  # 19 digits can pass the route and still not be an id
-        await super().dispatch()
-
     async def get(self, request: Request) -> Response:
         formato = negotiate(request)
         produto = await _existente(request)
