@@ -278,7 +278,8 @@ def main() -> None:
     print(report)
     failures = sum(f.failures for r, _ in results.values() for f in r.values())
     if not args.smoke:
-        output = args.output or HERE / "results" / f"{datetime.date.today()}-{platform.node()}.md"
+        stamp = f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d-%H%M}"
+        output = args.output or HERE / "results" / f"{stamp}-{platform.node()}.md"
         output.write_text(report)
         print(f"bench: saved {output}")
     if failures:
