@@ -77,11 +77,40 @@ def test_a_claim_left_by_a_crashed_request_is_taken_over_after_a_minute(
 
 def test_keys_are_kept_24_hours(client: TestClient, db: sqlite3.Connection) -> None:
     post(client, "velha")
-    db.execute("UPDATE idempotency_keys SET created_at = created_at - 86401")
-    post(client, "nova")
-    assert [r[0] for r in db.execute("SELECT key FROM idempotency_keys")] == ["nova"]
-    assert post(client, "velha").status_code == 201
+    post(client, "quase")
+    db.execute("UPDATE idempotency_keys SET created_at = created_at - 86401 WHERE key = 'velha'")
+    db.execute("UPDATE idempotency_keys SET created_at = created_at - 82800 WHERE key = 'quase'")
+    assert post(client, "quase").headers["idempotent-replayed"] == "true"  # 23 hours: kept
+    assert sorted(r[0] for r in db.execute("SELECT key FROM idempotency_keys")) == ["quase"]
+    assert "idempotent-replayed" not in post(client, "velha").headers  # 24 hours: gone
     assert contar(db) == 3
+
+
+def test_the_same_key_asking_for_another_format_is_another_request(
+    client: TestClient, db: sqlite3.Connection
+) -> None:
+    assert post(client, "k8").status_code == 201
+    form = client.post(
+        "/produtos",
+        data={"produto.nome": "Caneca", "produto.preco": "10"},
+        headers={"idempotency-key": "k8"},
+    )
+    assert form.status_code == 422
+    assert contar(db) == 1
+
+
+def test_two_keys_in_one_request_are_400(client: TestClient, db: sqlite3.Connection) -> None:
+    response = client.post(
+        "/produtos",
+        json=CANECA,
+        headers=[
+            ("accept", "application/json"),
+            ("idempotency-key", "a"),
+            ("idempotency-key", "b"),
+        ],
+    )
+    assert response.status_code == 400
+    assert contar(db) == 0
 
 
 def test_without_the_header_every_post_adds_a_product(

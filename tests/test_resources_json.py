@@ -185,6 +185,10 @@ class TestProblems:
             (b'{"nome": "\xff", "preco": "1"}', "UTF-8"),
             (b'{"nome": "a", "preco": "1", "versao": true}', "versão"),
             (b'{"nome": "a", "preco": "1", "versao": "1.5"}', "versão"),
+            (b'{"nome": "a", "preco": "1", "versao": "' + b"9" * 5000 + b'"}', "versão"),
+            (b'{"nome": "a", "preco": 1' + b"0" * 5000 + b"}", "JSON malformado"),
+            (b'{"nome": "a", "preco": 0.5e1}', "expoente"),
+            (b'{"nome": "a", "preco": 1.0E+1000000000000000000}', "expoente"),
         ],
     )
     def test_a_malformed_body_is_400(
@@ -217,6 +221,10 @@ class TestProblems:
             ("POST", "/produtos", {"sec-fetch-site": "cross-site"}, b"", 403),
             ("POST", "/produtos", {"content-type": "application/json"}, b"{" * 2_000_000, 413),
             ("GET", "/produtos?depois=x", {}, b"", 400),
+            ("GET", "/produtos?depois=" + "9" * 5000, {}, b"", 400),
+            ("GET", "/produtos/novo", {"accept": "text/plain"}, b"", 406),
+            ("PUT", "/produtos/1", {"if-match": '"9-json"'}, b"", 412),
+            ("POST", "/produtos", {"content-type": "application/json"}, b'{"nome": ""}', 422),
         ],
     )
     def test_every_error_is_a_problem_for_json_clients(
@@ -228,7 +236,12 @@ class TestProblems:
         content: bytes,
         status: int,
     ) -> None:
-        response = client.request(method, path, headers={**JSON, **headers}, content=content)
+        client.post("/produtos", json=CANECA, headers=JSON)  # product 1, for the 412
+        accept = {"accept": "application/json"} if "accept" not in headers else {}
+        response = client.request(method, path, headers={**accept, **headers}, content=content)
+        if status == 406:  # asked for text/plain only: the error page, not a problem
+            assert response.status_code == 406
+            return
         body = self.assert_problem(response, status)
         assert body["instance"] == path.split("?")[0]
         assert response.headers["vary"] == "Accept"

@@ -166,6 +166,7 @@ class TestStaleForms:
         client.put(f"/produtos/{id}", json={**CANECA, "nome": "Primeiro"})
         response = client.put(f"/produtos/{id}", json={**CANECA, "versao": 1}, headers=JSON)
         assert response.status_code == 409
+        assert response.json()["instance"] == f"/produtos/{id}"
         assert response.json()["current"]["nome"] == "Primeiro"
         assert response.json()["current"]["versao"] == 2
         assert estado(db, id) == ("Primeiro", 1000, 2)
@@ -221,3 +222,46 @@ def test_concurrent_editors_each_win_once_per_version_and_nothing_is_lost(
     assert final is not None
     assert final[2] == 1 + len(wins)  # every success is a version: none was silently overwritten
     assert len(wins) == 1 and final[0] == wins[0]
+
+
+class TestPreconditionsFirst:
+    @pytest.mark.parametrize("if_match", ['W/"1-json"', '"nope"', '"1-zzz"', '"1-hzzzzzzzzzz"'])
+    def test_a_weak_or_foreign_if_match_fails_even_with_a_matching_body_version(
+        self, client: TestClient, db: sqlite3.Connection, if_match: str
+    ) -> None:
+        id = criar(client, db)
+        response = client.put(
+            f"/produtos/{id}",
+            json={**CANECA, "versao": 1},
+            headers={**JSON, "if-match": if_match},
+        )
+        assert response.status_code == 412
+        assert estado(db, id) == ("Caneta", 250, 1)
+
+    def test_a_stale_if_match_is_412_even_when_the_body_is_invalid(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        response = client.put(
+            f"/produtos/{id}", json={"nome": ""}, headers={**JSON, "if-match": '"9-json"'}
+        )
+        assert response.status_code == 412
+
+    @pytest.mark.parametrize("if_none_match", ["*", '"1-json"', 'W/"1-json"'])
+    def test_a_write_with_a_matching_if_none_match_is_412(
+        self, client: TestClient, db: sqlite3.Connection, if_none_match: str
+    ) -> None:
+        id = criar(client, db)
+        put = client.put(
+            f"/produtos/{id}", json=CANECA, headers={**JSON, "if-none-match": if_none_match}
+        )
+        delete = client.delete(f"/produtos/{id}", headers={**JSON, "if-none-match": if_none_match})
+        assert (put.status_code, delete.status_code) == (412, 412)
+        assert estado(db, id) == ("Caneta", 250, 1)
+
+    def test_a_get_with_a_stale_if_match_is_412(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        assert client.get(f"/produtos/{id}", headers={"if-match": '"1-json"'}).status_code == 200
+        assert client.get(f"/produtos/{id}", headers={"if-match": '"2-json"'}).status_code == 412

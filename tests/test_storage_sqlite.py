@@ -9,7 +9,7 @@ import pytest
 
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
-from catalogo.storage import Cursor, StorageUnavailable
+from catalogo.storage import Cursor, KeyTaken, StorageUnavailable, StoredResponse
 from catalogo.storage.sqlite import SQLiteStorage
 
 
@@ -93,3 +93,20 @@ def test_pages_walk_the_whole_catalog_newest_first(settings: Settings) -> None:
         assert seen == list(range(10, 0, -1))
 
     run(settings, test)
+
+
+def test_a_claim_taken_over_meanwhile_stores_nothing(
+    settings: Settings, db: sqlite3.Connection
+) -> None:
+    def answer(criado: Produto) -> StoredResponse:
+        return StoredResponse(201, [], b"")
+
+    async def test(storage: SQLiteStorage) -> None:
+        claim = await storage.claim_key("k", "f")
+        assert claim.state == "claimed" and claim.claimed_at is not None
+        db.execute("UPDATE idempotency_keys SET created_at = created_at + 1")  # someone else's now
+        with pytest.raises(KeyTaken):
+            await storage.create_once(produto("x"), ("k", claim.claimed_at), answer)
+
+    run(settings, test)
+    assert db.execute("SELECT count(*) FROM produtos").fetchone() == (0,)

@@ -127,17 +127,24 @@ async def read_json(request: Request) -> dict[str, Any]:
     try:
         value = json.loads(
             (await request.body()).decode(),
-            parse_float=Decimal,
+            parse_float=_exact_number,
             parse_constant=_refuse_constant,
             object_pairs_hook=_no_repeated_keys,
         )
     except UnicodeDecodeError:
         raise HTTPException(400, "O corpo da requisição não é UTF-8 válido.") from None
-    except (ValueError, RecursionError) as erro:
+    except (ValueError, ArithmeticError, RecursionError) as erro:
         raise HTTPException(400, f"JSON malformado: {erro}.") from None
     if not isinstance(value, dict):
         raise HTTPException(400, 'O corpo deve ser um objeto JSON: {"nome": …}.')
     return value
+
+
+def _exact_number(text: str) -> Decimal:
+    """A JSON number with a fraction, exactly; exponents are refused, as in typed prices."""
+    if "e" in text or "E" in text:
+        raise ValueError(f"{text} usa expoente; escreva o número por extenso")
+    return Decimal(text)
 
 
 def _refuse_constant(name: str) -> Any:

@@ -193,6 +193,7 @@ def document() -> dict[str, Any]:
                         },
                         "304": {"description": "Não mudou desde a ETag em If-None-Match."},
                         "404": _problem("Não há produto com este número."),
+                        "412": _problem("O produto não está na versão de If-Match."),
                         "406": _ERROS_DE_ESCRITA["406"],
                     },
                 },

@@ -42,9 +42,9 @@ from catalogo.produtos import CAMPOS, ID_MAXIMO, Produto, preco_no_campo, repres
 from catalogo.storage import (
     Cursor,
     KeyClaim,
+    KeyTaken,
     NotFound,
     Storage,
-    StorageUnavailable,
     StoredResponse,
     VersionConflict,
 )
@@ -58,7 +58,14 @@ _AVISOS = {
     "atualizado": "Produto «{}» atualizado.",
     "removido": "Produto «{}» removido.",
 }
-_NOSSA_ETAG = re.compile(r'"(\d{1,18})-[a-z0-9]+"')
+_NOSSA_ETAG = re.compile(r'"(\d{1,18})-(?:json|h[0-9a-f]{10})"')
+
+
+def _inteiro(texto: str) -> int | None:
+    """A positive id or version written as ASCII digits, or None: never int() on 5,000 digits."""
+    if len(texto) <= 19 and texto.isascii() and texto.isdigit() and 1 <= int(texto) <= ID_MAXIMO:
+        return int(texto)
+    return None
 
 
 def _storage(request: Request) -> Storage:
@@ -90,10 +97,10 @@ async def _corpo(request: Request) -> tuple[dict[str, Any], int | None]:
         versao = form.get("produto.versao") or None
     if versao is None:
         return campos, None
-    if isinstance(versao, int | str) and not isinstance(versao, bool):
-        texto = str(versao)
-        if texto.isascii() and texto.isdigit() and 1 <= int(texto) <= ID_MAXIMO:
-            return campos, int(texto)
+    if isinstance(versao, int) and not isinstance(versao, bool) and 1 <= versao <= ID_MAXIMO:
+        return campos, versao
+    if isinstance(versao, str) and (numero := _inteiro(versao)) is not None:
+        return campos, numero
     raise HTTPException(400, "A versão (versao) deve ser um número inteiro positivo.")
 
 
@@ -101,8 +108,14 @@ def _erros_por_campo(erros: dict[str, str]) -> dict[str, str]:
     return {f"produto.{campo}": mensagem for campo, mensagem in erros.items()}
 
 
-def _invalido(erros: dict[str, str]) -> Response:
-    return problem(422, "Corrija os campos indicados.", VARY, errors=_erros_por_campo(erros))
+def _invalido(request: Request, erros: dict[str, str]) -> Response:
+    return problem(
+        422,
+        "Corrija os campos indicados.",
+        VARY,
+        instance=request.url.path,
+        errors=_erros_por_campo(erros),
+    )
 
 
 def _aviso_cookie(request: Request, tipo: str, produto: Produto) -> str:
@@ -146,25 +159,58 @@ def _nao_mudou(request: Request, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
+def _versoes(header: str, fraca: bool) -> set[int]:
+    """The product versions that a list of our ETags names; other tags name none."""
+    tags = (tag.strip() for tag in header.split(","))
+    return {
+        int(match.group(1))
+        for tag in tags
+        if (match := _NOSSA_ETAG.fullmatch(tag.removeprefix("W/") if fraca else tag))
+    }
+
+
 def _versoes_aceitas(request: Request) -> Collection[int] | None:
     """The versions If-Match accepts; None when any will do. Weak tags never match."""
     header = request.headers.get("if-match")
     if header is None or header.strip() == "*":
         return None
-    return {
-        int(match.group(1))
-        for tag in header.split(",")
-        if (match := _NOSSA_ETAG.fullmatch(tag.strip()))
-    }
+    return _versoes(header, fraca=False)
+
+
+def _esperadas(aceitas: Collection[int] | None, base: int | None) -> Collection[int] | None:
+    """The versions a write may find: If-Match's, the body's `versao`, or both at once."""
+    if base is None:
+        return aceitas
+    return {base} if aceitas is None else {base} & set(aceitas)
+
+
+async def _checar_precondicoes(request: Request, id: int) -> None:
+    """RFC 9110 §13.2.2: a failed If-Match or a matching If-None-Match is 412, before
+    anything else about the request is looked at. The write itself checks again, in SQL."""
+    if_match = request.headers.get("if-match")
+    if_none_match = request.headers.get("if-none-match")
+    if if_match is None and (if_none_match is None or request.method in ("GET", "HEAD")):
+        return
+    atual = await _storage(request).get(id)
+    if if_match is not None:
+        aceitas = _versoes_aceitas(request)
+        if atual is None or (aceitas is not None and atual.versao not in aceitas):
+            raise _precondicao()
+    escrita = request.method not in ("GET", "HEAD")
+    if escrita and if_none_match is not None and atual is not None:
+        casa = if_none_match.strip() == "*" or atual.versao in _versoes(if_none_match, fraca=True)
+        if casa:
+            raise _precondicao()
 
 
 def _cursor_param(request: Request, nome: str) -> int | None:
     valor = request.query_params.get(nome)
     if valor is None:
         return None
-    if not valor.isascii() or not valor.isdigit() or not 1 <= int(valor) <= ID_MAXIMO:
+    numero = _inteiro(valor)
+    if numero is None:
         raise HTTPException(400, f"O parâmetro «{nome}» deve ser o número de um produto.")
-    return int(valor)
+    return numero
 
 
 def _url(cursor: Cursor | None) -> str | None:
@@ -179,10 +225,12 @@ def _url(cursor: Cursor | None) -> str | None:
 
 def _chave(request: Request) -> str | None:
     """The Idempotency-Key: a structured-field string, or the bare token clients often send."""
-    bruta = request.headers.get("idempotency-key")
-    if bruta is None:
+    valores = request.headers.getlist("idempotency-key")
+    if not valores:
         return None
-    chave = bruta.strip()
+    if len(valores) > 1:
+        raise HTTPException(400, "Envie uma só Idempotency-Key.")
+    chave = valores[0].strip()
     if len(chave) >= 2 and chave[0] == chave[-1] == '"':
         chave = chave[1:-1]
     if not 1 <= len(chave) <= 255 or not all("!" <= c <= "~" and c not in '"\\' for c in chave):
@@ -259,7 +307,7 @@ class ProdutosResource(Resource):
         produto, erros = validar(campos)
         if produto is None:
             if formato == JSON:
-                return _invalido(erros)
+                return _invalido(request, erros)
             valores = {**_VAZIO, **campos}
             return _pages(request).render(
                 "produtos/novo.html", 422, VARY, valores=valores, erros=erros
@@ -280,40 +328,53 @@ class ProdutosResource(Resource):
         chave = _chave(request)
         if chave is None:
             return _enviar(resposta(await _storage(request).create(produto)))
-        return await _uma_vez(request, chave, produto, resposta)
+        return await _uma_vez(request, chave, formato, produto, resposta)
 
 
-async def _uma_vez(request: Request, chave: str, produto: Produto, resposta: Any) -> Response:
+async def _uma_vez(
+    request: Request, chave: str, formato: str, produto: Produto, resposta: Any
+) -> Response:
     """Creation under an Idempotency-Key: the first answer, kept and sent again on retries."""
     storage = _storage(request)
     impressao = hashlib.sha256(
-        orjson.dumps([produto.nome, produto.descricao, str(produto.preco)])
+        orjson.dumps([formato, produto.nome, produto.descricao, str(produto.preco)])
     ).hexdigest()
     reivindicada: KeyClaim = await storage.claim_key(chave, impressao)
-    if reivindicada.state == "in_progress":
-        raise HTTPException(
-            409, "Uma requisição com esta Idempotency-Key ainda está em andamento.", VARY
-        )
-    if reivindicada.state == "other_request":
-        return problem(
-            422, "Esta Idempotency-Key já foi usada com outro corpo de requisição.", VARY
-        )
     if reivindicada.state == "answered" and reivindicada.response is not None:
         replay = _enviar(reivindicada.response)
         replay.headers["Idempotent-Replayed"] = "true"
         return replay
+    if reivindicada.state == "other_request":
+        return problem(
+            422,
+            "Esta Idempotency-Key já foi usada com outra requisição (outro corpo ou formato).",
+            VARY,
+            instance=request.url.path,
+        )
+    if reivindicada.state != "claimed" or reivindicada.claimed_at is None:
+        raise _em_andamento()
     try:
-        return _enviar(await storage.create_once(produto, chave, resposta))
-    except StorageUnavailable:
-        await storage.release_key(chave)
+        guardada = await storage.create_once(produto, (chave, reivindicada.claimed_at), resposta)
+    except KeyTaken:
+        raise _em_andamento() from None
+    except Exception:
+        await storage.release_key(chave)  # a retry may try again at once, not in a minute
         raise
+    return _enviar(guardada)
+
+
+def _em_andamento() -> HTTPException:
+    return HTTPException(
+        409, "Uma requisição com esta Idempotency-Key ainda está em andamento.", VARY
+    )
 
 
 class NovoProdutoResource(Resource):
     """/produtos/novo: the empty form, which posts to /produtos."""
 
     async def get(self, request: Request) -> Response:
-        return _pages(request).render("produtos/novo.html", valores=_VAZIO, erros={})
+        negotiate(request, (HTML,))
+        return _pages(request).render("produtos/novo.html", headers=VARY, valores=_VAZIO, erros={})
 
 
 class ProdutoResource(Resource):
@@ -321,6 +382,7 @@ class ProdutoResource(Resource):
 
     async def get(self, request: Request) -> Response:
         formato = negotiate(request)
+        await _checar_precondicoes(request, request.path_params["id"])
         produto = await _existente(request)
         etag = _etag(produto, formato, _pages(request))
         headers = {"ETag": etag, "Cache-Control": "no-cache", **VARY}
@@ -333,17 +395,17 @@ class ProdutoResource(Resource):
     async def put(self, request: Request) -> Response:
         formato = negotiate(request)
         id = request.path_params["id"]
+        await _checar_precondicoes(request, id)
         campos, base = await _corpo(request)
         produto, erros = validar(campos)
         if produto is None:
             if formato == JSON:
-                return _invalido(erros)
+                return _invalido(request, erros)
             valores = {**_VAZIO, **campos, "versao": base or ""}
             return _editar(request, await _existente(request), valores, erros, 422)
         aceitas = _versoes_aceitas(request)
-        versoes = aceitas if base is None else {base} & set(aceitas or {base})
         try:
-            atualizado = await _storage(request).update(id, produto, versoes)
+            atualizado = await _storage(request).update(id, produto, _esperadas(aceitas, base))
         except NotFound:
             raise _sem_produto(request, id) from None
         except VersionConflict as conflito:
@@ -358,6 +420,7 @@ class ProdutoResource(Resource):
     async def delete(self, request: Request) -> Response:
         formato = negotiate(request)
         id = request.path_params["id"]
+        await _checar_precondicoes(request, id)
         try:
             removido = await _storage(request).delete(id, _versoes_aceitas(request))
         except NotFound:
@@ -395,7 +458,7 @@ def _conflito(request: Request, formato: str, atual: Produto, campos: dict[str, 
     """409: someone saved first. Nothing is overwritten; the answer shows what is saved now."""
     detalhe = "Outra pessoa salvou este produto depois da versão em que você se baseou."
     if formato == JSON:
-        return problem(409, detalhe, VARY, current=representacao(atual))
+        return problem(409, detalhe, VARY, instance=request.url.path, current=representacao(atual))
     valores = {**_VAZIO, **{c: str(v) for c, v in campos.items()}, "versao": atual.versao}
     return _editar(request, atual, valores, {}, 409, conflito=_valores(atual))
 

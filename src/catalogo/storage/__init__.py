@@ -44,10 +44,15 @@ class StoredResponse:
 
 @dataclass(frozen=True)
 class KeyClaim:
-    """What claiming an idempotency key found: ours to use, or why not."""
+    """What claiming an idempotency key found: ours to use (since `claimed_at`), or why not."""
 
     state: Literal["claimed", "in_progress", "other_request", "answered"]
     response: StoredResponse | None = None
+    claimed_at: float | None = None
+
+
+class KeyTaken(Exception):
+    """The claim on an idempotency key was taken over (it looked abandoned): nothing stored."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,10 @@ class Storage(Protocol):
     async def claim_key(self, key: str, fingerprint: str) -> KeyClaim: ...
 
     async def create_once(
-        self, produto: Produto, key: str, answer: Callable[[Produto], StoredResponse]
+        self,
+        produto: Produto,
+        claim: tuple[str, float],
+        answer: Callable[[Produto], StoredResponse],
     ) -> StoredResponse: ...
 
     async def release_key(self, key: str) -> None: ...

@@ -25,6 +25,7 @@ from catalogo.produtos import Produto
 from catalogo.storage import (
     Cursor,
     KeyClaim,
+    KeyTaken,
     NotFound,
     Page,
     StorageUnavailable,
@@ -290,7 +291,7 @@ class SQLiteStorage:
                     "VALUES (?, ?, ?)",
                     (key, fingerprint, now),
                 )
-                return KeyClaim("claimed")
+                return KeyClaim("claimed", claimed_at=now)
             if row[0] != fingerprint:
                 return KeyClaim("other_request")
             if row[2] is None:
@@ -301,14 +302,22 @@ class SQLiteStorage:
         return await self._writer.submit(run)
 
     async def create_once(
-        self, produto: Produto, key: str, answer: Callable[[Produto], StoredResponse]
+        self,
+        produto: Produto,
+        claim: tuple[str, float],
+        answer: Callable[[Produto], StoredResponse],
     ) -> StoredResponse:
+        key, claimed_at = claim
+
         def run(connection: sqlite3.Connection) -> StoredResponse:
             response = answer(_insert(connection, produto))
-            connection.execute(
-                "UPDATE idempotency_keys SET status = ?, headers = ?, body = ? WHERE key = ?",
-                (response.status, json.dumps(response.headers), response.body, key),
+            kept = connection.execute(
+                "UPDATE idempotency_keys SET status = ?, headers = ?, body = ? "
+                "WHERE key = ? AND created_at = ? AND status IS NULL",
+                (response.status, json.dumps(response.headers), response.body, key, claimed_at),
             )
+            if kept.rowcount != 1:
+                raise KeyTaken(key)  # its savepoint rolls the new product back
             return response
 
         return await self._writer.submit(run)
