@@ -1,6 +1,7 @@
 -- POST /produtos with a JSON body (201 expected).
 package.path = package.path .. ";" .. debug.getinfo(1, "S").source:match("@(.*/)") .. "?.lua"
-done = require("report").done
+local common = require("common")
+done = common.done
 
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"

@@ -1,5 +1,16 @@
--- Shared by every case: print the run's figures as one JSON line for bench.py to read.
+-- Shared by every case: random ids for the cases that take the highest id as their argument,
+-- and the run's figures printed as one JSON line for bench.py to read.
 local M = {}
+local highest
+
+function M.init(args)
+  highest = tonumber(args[1])
+  math.randomseed(os.time() + tonumber(tostring({}):match("0x(%x+)"), 16) % 100000)
+end
+
+function M.random_id()
+  return math.random(1, highest)
+end
 
 function M.done(summary, latency, requests)
   local errors = summary.errors
