@@ -59,6 +59,10 @@ TABLE = [
     ("POST", "/produtos/", 404, None),
     ("POST", "/nada", 404, None),
     ("POST", "/", 405, "GET, HEAD, OPTIONS"),
+    ("GET", "/healthz", 200, None),
+    ("POST", "/healthz", 405, "GET, HEAD, OPTIONS"),
+    ("HEAD", "/readyz", 200, None),
+    ("DELETE", "/readyz", 405, "GET, HEAD, OPTIONS"),
 ]
 
 

@@ -30,11 +30,13 @@ from catalogo.pages import Pages, detalhe_do_erro
 from catalogo.produtos import ID_MAXIMO
 from catalogo.resources import (
     DocsResource,
+    HealthResource,
     InicioResource,
     NovoProdutoResource,
     OpenAPIResource,
     ProdutoResource,
     ProdutosResource,
+    ReadyResource,
 )
 from catalogo.settings import Settings
 from catalogo.storage import StorageUnavailable
@@ -84,6 +86,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         migrations.upgrade(settings)  # SQLite migrates itself, for the one-command start
+        app.state.schema_head = migrations.head()
         app.state.storage = SQLiteStorage(settings.sqlite_path)
         try:
             yield
@@ -121,6 +124,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/produtos", ProdutosResource),
             Route("/produtos/novo", NovoProdutoResource),
             Route("/", InicioResource),
+            Route("/healthz", HealthResource),
+            Route("/readyz", ReadyResource),
             Route("/openapi.json", OpenAPIResource),
             Route("/docs", DocsResource),
             Mount("/static", StaticFiles(packages=[("catalogo", "static")]), name="static"),

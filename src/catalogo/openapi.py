@@ -76,6 +76,18 @@ _REDIRECT = {
     "description": "Resposta ao navegador: veja a lista (`Location: /produtos`).",
     "headers": {"Location": {"schema": {"type": "string"}}},
 }
+_STATUS = {
+    "description": "Sim.",
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {"status": {"type": "string"}, "schema": {"type": "string"}},
+                "required": ["status"],
+            }
+        }
+    },
+}
 _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": _ID}
 _OPTIONS: dict[str, Any] = {
     "summary": "Os métodos aceitos neste endereço",
@@ -165,6 +177,26 @@ def document() -> dict[str, Any]:
                     },
                 },
                 "options": _OPTIONS,
+            },
+            "/healthz": {
+                "get": {
+                    "operationId": "saude",
+                    "summary": "O processo está de pé (não consulta o banco)",
+                    "responses": {"200": _STATUS},
+                }
+            },
+            "/readyz": {
+                "get": {
+                    "operationId": "pronto",
+                    "summary": "Pronto para tráfego: banco acessível e esquema atual",
+                    "responses": {
+                        "200": _STATUS,
+                        "503": _problem(
+                            "Banco inacessível ou esquema desatualizado.",
+                            headers={"Retry-After": {"schema": {"type": "string"}}},
+                        ),
+                    },
+                }
             },
             "/produtos/novo": {
                 "get": {

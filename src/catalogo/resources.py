@@ -262,6 +262,30 @@ class DocsResource(Resource):
         return _pages(request).render("docs.html")
 
 
+class HealthResource(Resource):
+    """/healthz: the process is up and answering; it asks nothing of the database."""
+
+    async def get(self, request: Request) -> Response:
+        return json_response({"status": "ok"}, headers={"Cache-Control": "no-store"})
+
+
+class ReadyResource(Resource):
+    """/readyz: ready for traffic: the database answers and its schema is the code's."""
+
+    async def get(self, request: Request) -> Response:
+        esperada: str | None = request.app.state.schema_head
+        versao = await _storage(request).schema_version()  # unreachable: StorageUnavailable, 503
+        if versao != esperada:
+            raise HTTPException(
+                503,
+                f"O esquema do banco está na versão {versao}, o código espera {esperada}: "
+                "rode catalogo migrate.",
+                {"Retry-After": "5"},
+            )
+        corpo = {"status": "ready", "schema": versao}
+        return json_response(corpo, headers={"Cache-Control": "no-store"})
+
+
 class InicioResource(Resource):
     """/: the site has one resource, so its front door is the list."""
 

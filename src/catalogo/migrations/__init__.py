@@ -10,9 +10,21 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, event
 
 from catalogo.settings import Settings
+
+
+def _config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", "catalogo:migrations")
+    return config
+
+
+def head() -> str | None:
+    """The revision a current schema is at: what /readyz compares the database with."""
+    return ScriptDirectory.from_config(_config()).get_current_head()
 
 
 def upgrade(settings: Settings) -> None:
@@ -31,8 +43,7 @@ def upgrade(settings: Settings) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     try:
-        config = Config()
-        config.set_main_option("script_location", "catalogo:migrations")
+        config = _config()
         config.attributes["engine"] = engine
         command.upgrade(config, "head")
     finally:

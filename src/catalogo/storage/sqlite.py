@@ -325,6 +325,10 @@ class SQLiteStorage:
     async def release_key(self, key: str) -> None:
         await self._write("DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL", (key,))
 
+    async def schema_version(self) -> str | None:
+        rows = self._read("SELECT version_num FROM alembic_version")
+        return str(rows[0][0]) if rows else None
+
     async def close(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._writer.stop)
         self._reader.close()
