@@ -265,3 +265,41 @@ class TestPreconditionsFirst:
         id = criar(client, db)
         assert client.get(f"/produtos/{id}", headers={"if-match": '"1-json"'}).status_code == 200
         assert client.get(f"/produtos/{id}", headers={"if-match": '"2-json"'}).status_code == 412
+
+
+class TestStaleRemoval:
+    def test_the_remove_forms_carry_the_version(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        client.put(f"/produtos/{id}", data={"produto.nome": "x", "produto.preco": "1"})
+        remover = (
+            r'name="_method" value="DELETE">\s*'
+            r'<input type="hidden" name="produto.versao" value="2">'
+        )
+        assert re.search(remover, client.get("/produtos").text)
+        assert re.search(remover, client.get(f"/produtos/{id}").text)
+
+    def test_removing_from_a_stale_page_is_409_and_removes_nothing_until_confirmed(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        client.put(f"/produtos/{id}", data={"produto.nome": "Editado", "produto.preco": "1"})
+        stale = {"_method": "DELETE", "produto.versao": "1"}
+        response = client.post(f"/produtos/{id}", data=stale)
+        assert response.status_code == 409
+        assert "Nada foi removido." in response.text
+        assert estado(db, id) == ("Editado", 100, 2)
+        confirmed = {"_method": "DELETE", "produto.versao": "2"}  # the page's own Remover
+        assert client.post(f"/produtos/{id}", data=confirmed).status_code == 303
+        assert estado(db, id) is None
+
+    def test_a_stale_json_removal_is_409_with_the_current_product(
+        self, client: TestClient, db: sqlite3.Connection
+    ) -> None:
+        id = criar(client, db)
+        client.put(f"/produtos/{id}", json=CANECA)
+        response = client.request("DELETE", f"/produtos/{id}", json={"versao": 1}, headers=JSON)
+        assert response.status_code == 409
+        assert response.json()["current"]["versao"] == 2
+        assert estado(db, id) is not None

@@ -265,10 +265,36 @@ def document() -> dict[str, Any]:
                     "parameters": [
                         {"name": "If-Match", "in": "header", "schema": {"type": "string"}}
                     ],
+                    "requestBody": {
+                        "required": False,
+                        "description": "Opcional: a versão em que a remoção se baseia.",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"versao": _VERSAO}}
+                            },
+                            "application/x-www-form-urlencoded": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "produto.versao": _form(com_versao=True)["properties"][
+                                            "produto.versao"
+                                        ]
+                                    },
+                                }
+                            },
+                        },
+                    },
                     "responses": {
                         "204": {"description": "Removido."},
                         "303": _REDIRECT,
+                        "400": _ERROS_DE_ESCRITA["400"],
                         "403": _ERROS_DE_ESCRITA["403"],
+                        "409": _problem(
+                            "Outra pessoa salvou depois da `versao` enviada; nada foi removido.",
+                            "ConflictProblem",
+                        ),
+                        "413": _ERROS_DE_ESCRITA["413"],
+                        "415": _ERROS_DE_ESCRITA["415"],
                         "404": _problem("Não há produto com este número."),
                         "406": _ERROS_DE_ESCRITA["406"],
                         "412": _problem("O produto não está mais na versão de If-Match."),

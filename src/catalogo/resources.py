@@ -95,12 +95,25 @@ async def _corpo(request: Request) -> tuple[dict[str, Any], int | None]:
         form = await read_form(request, _CAMPOS_DO_FORM)
         campos = {c: form[f"produto.{c}"] for c in CAMPOS if f"produto.{c}" in form}
         versao = form.get("produto.versao") or None
-    if versao is None:
-        return campos, None
-    if isinstance(versao, int) and not isinstance(versao, bool) and 1 <= versao <= ID_MAXIMO:
-        return campos, versao
-    if isinstance(versao, str) and (numero := _inteiro(versao)) is not None:
-        return campos, numero
+    return campos, _versao(versao)
+
+
+async def _versao_do_corpo(request: Request) -> int | None:
+    """The version a removal was based on, when its body (a form, or JSON) names one."""
+    if "content-type" not in request.headers:
+        return None
+    if body_is_json(request):
+        return _versao((await read_json(request)).get("versao"))
+    return _versao((await read_form(request, _CAMPOS_DO_FORM)).get("produto.versao") or None)
+
+
+def _versao(valor: Any) -> int | None:
+    if valor is None:
+        return None
+    if isinstance(valor, int) and not isinstance(valor, bool) and 1 <= valor <= ID_MAXIMO:
+        return valor
+    if isinstance(valor, str) and (numero := _inteiro(valor)) is not None:
+        return numero
     raise HTTPException(400, "A versão (versao) deve ser um número inteiro positivo.")
 
 
@@ -445,12 +458,16 @@ class ProdutoResource(Resource):
         formato = negotiate(request)
         id = request.path_params["id"]
         await _checar_precondicoes(request, id)
+        base = await _versao_do_corpo(request)
+        aceitas = _versoes_aceitas(request)
         try:
-            removido = await _storage(request).delete(id, _versoes_aceitas(request))
+            removido = await _storage(request).delete(id, _esperadas(aceitas, base))
         except NotFound:
             raise _sem_produto(request, id) from None
-        except VersionConflict:
-            raise _precondicao() from None
+        except VersionConflict as conflito:
+            if aceitas is not None and conflito.current.versao not in aceitas:
+                raise _precondicao() from None
+            return _conflito(request, formato, conflito.current, None)
         if formato == HTML:
             return _enviar(_para_a_lista(request, "removido", removido))
         return Response(status_code=204, headers=VARY)
@@ -478,11 +495,18 @@ def _precondicao() -> HTTPException:
     )
 
 
-def _conflito(request: Request, formato: str, atual: Produto, campos: dict[str, Any]) -> Response:
-    """409: someone saved first. Nothing is overwritten; the answer shows what is saved now."""
+def _conflito(
+    request: Request, formato: str, atual: Produto, campos: dict[str, Any] | None
+) -> Response:
+    """409: someone saved first. Nothing is written; the answer shows what is saved now.
+
+    `campos` is what the user typed, for an update; None for a removal.
+    """
     detalhe = "Outra pessoa salvou este produto depois da versão em que você se baseou."
     if formato == JSON:
         return problem(409, detalhe, VARY, instance=request.url.path, current=representacao(atual))
+    if campos is None:
+        return _editar(request, atual, _valores(atual), {}, 409, remocao_recusada=True)
     valores = {**_VAZIO, **{c: str(v) for c, v in campos.items()}, "versao": atual.versao}
     return _editar(request, atual, valores, {}, 409, conflito=_valores(atual))
 
@@ -495,6 +519,7 @@ def _editar(
     status_code: int = 200,
     headers: dict[str, str] | None = None,
     conflito: dict[str, str] | None = None,
+    remocao_recusada: bool = False,
 ) -> Response:
     return _pages(request).render(
         "produtos/editar.html",
@@ -504,6 +529,7 @@ def _editar(
         valores=valores,
         erros=erros,
         conflito=conflito,
+        remocao_recusada=remocao_recusada,
     )
 
 
