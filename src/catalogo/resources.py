@@ -197,23 +197,26 @@ def _esperadas(aceitas: Collection[int] | None, base: int | None) -> Collection[
     return {base} if aceitas is None else {base} & set(aceitas)
 
 
-async def _checar_precondicoes(request: Request, id: int) -> None:
-    """RFC 9110 §13.2.2: a failed If-Match or a matching If-None-Match is 412, before
-    anything else about the request is looked at. The write itself checks again, in SQL."""
+def _checar_precondicoes(request: Request, atual: Produto | None) -> None:
+    """RFC 9110 §13.2.2: a failed If-Match, or on a write a matching If-None-Match, is 412,
+    before anything else about the request is looked at. (A GET's If-None-Match is a 304.)"""
     if_match = request.headers.get("if-match")
-    if_none_match = request.headers.get("if-none-match")
-    if if_match is None and (if_none_match is None or request.method in ("GET", "HEAD")):
-        return
-    atual = await _storage(request).get(id)
     if if_match is not None:
         aceitas = _versoes_aceitas(request)
         if atual is None or (aceitas is not None and atual.versao not in aceitas):
             raise _precondicao()
+    if_none_match = request.headers.get("if-none-match")
     escrita = request.method not in ("GET", "HEAD")
     if escrita and if_none_match is not None and atual is not None:
         casa = if_none_match.strip() == "*" or atual.versao in _versoes(if_none_match, fraca=True)
         if casa:
             raise _precondicao()
+
+
+async def _checar_antes_de_escrever(request: Request, id: int) -> None:
+    """A write's preconditions, read only when it has some; the write checks again, in SQL."""
+    if "if-match" in request.headers or "if-none-match" in request.headers:
+        _checar_precondicoes(request, await _storage(request).get(id))
 
 
 def _cursor_param(request: Request, nome: str) -> int | None:
@@ -419,8 +422,11 @@ class ProdutoResource(Resource):
 
     async def get(self, request: Request) -> Response:
         formato = negotiate(request)
-        await _checar_precondicoes(request, request.path_params["id"])
-        produto = await _existente(request)
+        id = request.path_params["id"]
+        produto = await _storage(request).get(id)
+        _checar_precondicoes(request, produto)
+        if produto is None:
+            raise _sem_produto(request, id)
         etag = _etag(produto, formato, _pages(request))
         headers = {"ETag": etag, "Cache-Control": "no-cache", **VARY}
         if _nao_mudou(request, etag):
@@ -432,7 +438,7 @@ class ProdutoResource(Resource):
     async def put(self, request: Request) -> Response:
         formato = negotiate(request)
         id = request.path_params["id"]
-        await _checar_precondicoes(request, id)
+        await _checar_antes_de_escrever(request, id)
         campos, base = await _corpo(request)
         produto, erros = validar(campos)
         if produto is None:
@@ -457,7 +463,7 @@ class ProdutoResource(Resource):
     async def delete(self, request: Request) -> Response:
         formato = negotiate(request)
         id = request.path_params["id"]
-        await _checar_precondicoes(request, id)
+        await _checar_antes_de_escrever(request, id)
         base = await _versao_do_corpo(request)
         aceitas = _versoes_aceitas(request)
         try:
