@@ -17,7 +17,7 @@ what is saved now. `Idempotency-Key` on creation makes a retry return the first 
 import hashlib
 import re
 import urllib.parse
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 import orjson
@@ -372,7 +372,11 @@ class ProdutosResource(Resource):
 
 
 async def _uma_vez(
-    request: Request, chave: str, formato: str, produto: Produto, resposta: Any
+    request: Request,
+    chave: str,
+    formato: str,
+    produto: Produto,
+    resposta: Callable[[Produto], StoredResponse],
 ) -> Response:
     """Creation under an Idempotency-Key: the first answer, kept and sent again on retries."""
     storage = _storage(request)
@@ -446,15 +450,12 @@ class ProdutoResource(Resource):
                 return _invalido(request, erros)
             valores = {**_VAZIO, **campos, "versao": base or ""}
             return _editar(request, await _existente(request), valores, erros, 422)
-        aceitas = _versoes_aceitas(request)
-        try:
-            atualizado = await _storage(request).update(id, produto, _esperadas(aceitas, base))
-        except NotFound:
-            raise _sem_produto(request, id) from None
-        except VersionConflict as conflito:
-            if aceitas is not None and conflito.current.versao not in aceitas:
-                raise _precondicao() from None
-            return _conflito(request, formato, conflito.current, campos)
+        esperadas = _esperadas(_versoes_aceitas(request), base)
+        atualizado = await _versionada(
+            request, formato, _storage(request).update(id, produto, esperadas), campos
+        )
+        if isinstance(atualizado, Response):
+            return atualizado
         if formato == HTML:
             return _enviar(_para_a_lista(request, "atualizado", atualizado))
         etag = _etag(atualizado, JSON, _pages(request))
@@ -465,18 +466,32 @@ class ProdutoResource(Resource):
         id = request.path_params["id"]
         await _checar_antes_de_escrever(request, id)
         base = await _versao_do_corpo(request)
-        aceitas = _versoes_aceitas(request)
-        try:
-            removido = await _storage(request).delete(id, _esperadas(aceitas, base))
-        except NotFound:
-            raise _sem_produto(request, id) from None
-        except VersionConflict as conflito:
-            if aceitas is not None and conflito.current.versao not in aceitas:
-                raise _precondicao() from None
-            return _conflito(request, formato, conflito.current, None)
+        esperadas = _esperadas(_versoes_aceitas(request), base)
+        removido = await _versionada(
+            request, formato, _storage(request).delete(id, esperadas), None
+        )
+        if isinstance(removido, Response):
+            return removido
         if formato == HTML:
             return _enviar(_para_a_lista(request, "removido", removido))
         return Response(status_code=204, headers=VARY)
+
+
+async def _versionada(
+    request: Request, formato: str, escrita: Awaitable[Produto], campos: dict[str, Any] | None
+) -> Produto | Response:
+    """Runs a write that names the versions it expects, and answers for it when it fails: a
+    product that is gone is 404 (412 under If-Match), one that has moved on past If-Match is
+    412, and past the body's `versao` it is the 409 that shows what is saved now."""
+    try:
+        return await escrita
+    except NotFound:
+        raise _sem_produto(request, request.path_params["id"]) from None
+    except VersionConflict as conflito:
+        aceitas = _versoes_aceitas(request)
+        if aceitas is not None and conflito.current.versao not in aceitas:
+            raise _precondicao() from None
+        return _conflito(request, formato, conflito.current, campos)
 
 
 async def _existente(request: Request) -> Produto:
