@@ -1,7 +1,12 @@
-"""Fixtures: the real app over a real SQLite file per test, raw SQL to check what was stored."""
+"""Fixtures: the real app over a real database per test, once on SQLite and once on
+PostgreSQL, and a connection of the test's own to check what was stored.
+
+`-m "not postgresql"` runs the SQLite half alone. Without a reachable PostgreSQL the other half
+is skipped with a message saying how to enable it; CI sets CATALOGO_TEST_STRICT=1, which turns
+every skip into a failure.
+"""
 
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,21 +16,85 @@ from starlette.testclient import TestClient
 from catalogo import migrations
 from catalogo.app import create_app
 from catalogo.settings import Settings
+from tests.databases import STRICT, Database, PostgreSQLServer
+from tests.processes import OwnPostgreSQL
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+    report = yield
+    if STRICT and report.skipped:  # type: ignore[attr-defined]
+        report.outcome = "failed"  # type: ignore[attr-defined]
+    return report
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgresql)])
+def backend(request: pytest.FixtureRequest) -> str:
+    backend: str = request.param
+    return backend
 
 
 @pytest.fixture(scope="session")
-def migrated_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One migrated database, copied for each test: migrating 200 times would be slow."""
-    path = tmp_path_factory.mktemp("template") / "catalogo.db"
-    migrations.upgrade(Settings(database_url=f"sqlite:///{path}"))
-    return path
+def postgresql() -> Iterator[PostgreSQLServer]:
+    server = PostgreSQLServer.reachable()
+    yield server
+    server.drop_wiped()
+
+
+@pytest.fixture(scope="session")
+def own_postgresql() -> Iterator[OwnPostgreSQL]:
+    """A PostgreSQL server that tests may stop and start; they leave it running."""
+    server = OwnPostgreSQL()
+    yield server
+    server.remove()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One migrated database per backend, copied for each test: migrating each time is slow."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('template') / 'catalogo.db'}"
+    migrations.upgrade(Settings(database_url=url))
+    return url
+
+
+@pytest.fixture(scope="session")
+def postgresql_template(postgresql: PostgreSQLServer) -> Iterator[str]:
+    url = postgresql.create()
+    migrations.upgrade(Settings(database_url=url))
+    yield url
+    postgresql.drop(url)
 
 
 @pytest.fixture
-def settings(tmp_path: Path, migrated_file: Path) -> Settings:
-    path = tmp_path / "catalogo.db"
-    shutil.copy(migrated_file, path)
-    return Settings(database_url=f"sqlite:///{path}", page_size=3)
+def empty_database(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The URL of a database that has nothing in it yet, not even a schema."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'catalogo.db'}"
+        return
+    server: PostgreSQLServer = request.getfixturevalue("postgresql")
+    url = server.create()
+    yield url
+    server.drop(url)
+
+
+@pytest.fixture
+def database(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The URL of a migrated database of the test's own."""
+    template: str = request.getfixturevalue(f"{backend}_template")
+    if backend == "sqlite":
+        path = tmp_path / "catalogo.db"
+        shutil.copy(template.removeprefix("sqlite:///"), path)
+        yield f"sqlite:///{path}"
+        return
+    server: PostgreSQLServer = request.getfixturevalue("postgresql")
+    url = server.copy(template)
+    yield url
+    server.give_back(url, template)
+
+
+@pytest.fixture
+def settings(database: str) -> Settings:
+    return Settings(database_url=database, page_size=3)
 
 
 @pytest.fixture
@@ -35,8 +104,8 @@ def client(settings: Settings) -> Iterator[TestClient]:
 
 
 @pytest.fixture
-def db(settings: Settings) -> Iterator[sqlite3.Connection]:
-    """A second connection to the same file: what the app stored, seen from outside it."""
-    connection = sqlite3.connect(settings.sqlite_path, isolation_level=None)
+def db(database: str) -> Iterator[Database]:
+    """A second connection to the same database: what the app stored, seen from outside it."""
+    connection = Database(database)
     yield connection
     connection.close()

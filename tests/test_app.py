@@ -1,7 +1,6 @@
 """The URL surface: every (method, path) pair answers with the status and Allow of DESIGN §2."""
 
 import re
-import sqlite3
 
 import pytest
 from hypothesis import given
@@ -10,6 +9,7 @@ from starlette.testclient import TestClient
 
 from catalogo.app import numeros_ate
 from catalogo.produtos import ID_MAXIMO
+from tests.databases import Database
 from tests.helpers import criar
 
 COLLECTION = "GET, HEAD, POST, OPTIONS"
@@ -69,7 +69,7 @@ TABLE = [
 @pytest.mark.parametrize(("method", "path", "status", "allow"), TABLE)
 def test_each_method_and_path_gets_its_status_and_allow(
     client: TestClient,
-    db: sqlite3.Connection,
+    db: Database,
     method: str,
     path: str,
     status: int,
@@ -95,9 +95,7 @@ def test_the_stylesheet_script_and_icon_ship_in_the_package(client: TestClient) 
         assert client.get(path).status_code == 200
 
 
-def test_no_page_loads_anything_from_another_host(
-    client: TestClient, db: sqlite3.Connection
-) -> None:
+def test_no_page_loads_anything_from_another_host(client: TestClient, db: Database) -> None:
     id = criar(client, db)
     for path in ("/produtos", "/produtos/novo", f"/produtos/{id}", "/produtos/999"):
         html = client.get(path).text

@@ -2,7 +2,6 @@
 
 import asyncio
 import logging
-import sqlite3
 import urllib.parse
 from collections.abc import Iterator
 
@@ -14,13 +13,14 @@ from starlette.testclient import TestClient
 
 from catalogo.app import create_app
 from catalogo.settings import Settings
+from tests.databases import Database
 from tests.helpers import contar, criar
 
 URLENCODED = {"content-type": "application/x-www-form-urlencoded"}
 FORM = {"produto.nome": "Caneca", "produto.preco": "30"}
 
 
-def nome(db: sqlite3.Connection, id: int) -> str | None:
+def nome(db: Database, id: int) -> str | None:
     row = db.execute("SELECT nome FROM produtos WHERE id = ?", (id,)).fetchone()
     return None if row is None else str(row[0])
 
@@ -28,31 +28,27 @@ def nome(db: sqlite3.Connection, id: int) -> str | None:
 class TestMethodOverride:
     @pytest.mark.parametrize("value", ["PUT", "put", "Put"])
     def test_method_put_in_a_form_post_becomes_put_in_any_case(
-        self, client: TestClient, db: sqlite3.Connection, value: str
+        self, client: TestClient, db: Database, value: str
     ) -> None:
         id = criar(client, db)
         response = client.post(f"/produtos/{id}", data={**FORM, "_method": value})
         assert response.status_code == 303
         assert nome(db, id) == "Caneca"
 
-    def test_method_in_a_multipart_post_works_too(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_method_in_a_multipart_post_works_too(self, client: TestClient, db: Database) -> None:
         id = criar(client, db)
         response = client.post(f"/produtos/{id}", files={"_method": (None, "delete")})
         assert response.status_code == 303
         assert nome(db, id) is None
 
-    def test_method_in_the_query_string_is_ignored(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_method_in_the_query_string_is_ignored(self, client: TestClient, db: Database) -> None:
         id = criar(client, db)
         response = client.post(f"/produtos/{id}?_method=DELETE", data=FORM)
         assert response.status_code == 405
         assert nome(db, id) == "Caneta"
 
     def test_method_on_a_method_other_than_post_is_ignored(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         response = client.put(f"/produtos/{id}", data={**FORM, "_method": "DELETE"})
@@ -60,7 +56,7 @@ class TestMethodOverride:
         assert nome(db, id) == "Caneca"
 
     def test_method_in_a_body_that_is_not_a_form_is_ignored(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         response = client.post(
@@ -71,7 +67,7 @@ class TestMethodOverride:
 
     @pytest.mark.parametrize("value", ["PATCH", "POST", "GET", "", "DELETEX"])
     def test_any_other_value_is_a_400_naming_the_accepted_ones(
-        self, client: TestClient, db: sqlite3.Connection, value: str
+        self, client: TestClient, db: Database, value: str
     ) -> None:
         id = criar(client, db)
         response = client.post(f"/produtos/{id}", data={"_method": value})
@@ -79,9 +75,7 @@ class TestMethodOverride:
         assert "_method aceita apenas PUT ou DELETE" in response.text
         assert nome(db, id) == "Caneta"
 
-    def test_two_different_values_are_refused(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_two_different_values_are_refused(self, client: TestClient, db: Database) -> None:
         id = criar(client, db)
         response = client.post(
             f"/produtos/{id}", content=b"_method=PUT&_method=DELETE", headers=URLENCODED
@@ -97,7 +91,7 @@ class TestMethodOverride:
 
 
 class TestBodies:
-    def test_a_body_over_the_limit_is_413(self, client: TestClient, db: sqlite3.Connection) -> None:
+    def test_a_body_over_the_limit_is_413(self, client: TestClient, db: Database) -> None:
         body = b"produto.nome=x&produto.preco=1&produto.descricao=" + b"a" * (1024 * 1024)
         response = client.post("/produtos", content=body, headers=URLENCODED)
         assert response.status_code == 413
@@ -137,7 +131,7 @@ class TestBodies:
         assert received == []
 
     def test_a_chunked_body_over_the_limit_is_413_too(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         def chunks() -> Iterator[bytes]:
             yield b"produto.nome=x&produto.preco=1&produto.descricao="
@@ -158,7 +152,7 @@ class TestBodies:
         [b"produto.nome=%FF&produto.preco=1", b"produto.nome=\xff&produto.preco=1", b"%C3=1"],
     )
     def test_a_form_that_is_not_utf8_is_400(
-        self, client: TestClient, db: sqlite3.Connection, body: bytes
+        self, client: TestClient, db: Database, body: bytes
     ) -> None:
         response = client.post("/produtos", content=body, headers=URLENCODED)
         assert response.status_code == 400
@@ -166,7 +160,7 @@ class TestBodies:
         assert contar(db) == 0
 
     def test_a_multipart_field_that_is_not_utf8_is_400(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         response = client.post(
             "/produtos", files={"produto.nome": (None, b"\xff\xfe"), "produto.preco": (None, "1")}
@@ -183,7 +177,7 @@ class TestBodies:
         assert response.status_code == 400
         assert "Formulário malformado" in response.text
 
-    def test_a_file_upload_is_refused(self, client: TestClient, db: sqlite3.Connection) -> None:
+    def test_a_file_upload_is_refused(self, client: TestClient, db: Database) -> None:
         response = client.post(
             "/produtos",
             data=FORM,
@@ -203,7 +197,7 @@ class TestBodies:
         ],
     )
     def test_a_body_that_is_neither_utf8_form_data_nor_json_is_415(
-        self, client: TestClient, db: sqlite3.Connection, content_type: str
+        self, client: TestClient, db: Database, content_type: str
     ) -> None:
         response = client.post(
             "/produtos",
@@ -218,7 +212,7 @@ class TestBodies:
 
     @pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\x7f", "\x85"])
     def test_control_characters_are_422_and_name_the_character(
-        self, client: TestClient, db: sqlite3.Connection, char: str
+        self, client: TestClient, db: Database, char: str
     ) -> None:
         response = client.post(
             "/produtos", data={"produto.nome": f"a{char}b", "produto.preco": "1"}
@@ -245,7 +239,7 @@ class TestCrossOriginProtection:
         ],
     )
     def test_writes_from_another_site_are_403_and_change_nothing(
-        self, client: TestClient, db: sqlite3.Connection, headers: dict[str, str]
+        self, client: TestClient, db: Database, headers: dict[str, str]
     ) -> None:
         id = criar(client, db)
         response = client.post(f"/produtos/{id}", data={"_method": "DELETE"}, headers=headers)
@@ -265,7 +259,7 @@ class TestCrossOriginProtection:
         ],
     )
     def test_same_origin_and_non_browser_writes_pass(
-        self, client: TestClient, db: sqlite3.Connection, headers: dict[str, str]
+        self, client: TestClient, db: Database, headers: dict[str, str]
     ) -> None:
         assert client.post("/produtos", data=FORM, headers=headers).status_code == 303
         assert contar(db) == 1
@@ -339,13 +333,10 @@ class TestServerFailures:
         assert response.headers["x-content-type-options"] == "nosniff"
 
     def test_a_locked_database_is_a_503_with_retry_after(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
-        db.execute("BEGIN EXCLUSIVE")  # another process holding the write lock past busy_timeout
-        try:
+        with db.locked():  # another process holding the write lock past the app's lock timeout
             response = client.post("/produtos", data=FORM)
-        finally:
-            db.execute("ROLLBACK")
         assert response.status_code == 503
         assert response.headers["retry-after"] == "5"
         assert client.get("/produtos").status_code == 200

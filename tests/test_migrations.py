@@ -1,47 +1,42 @@
-"""Migrations: a new file gets the schema; workers starting together on it take turns."""
+"""Migrations: a new database gets the schema; processes migrating it at once take turns."""
 
+import asyncio
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from catalogo import migrations
 from catalogo.settings import Settings
+from catalogo.storage import open_storage
+from tests.databases import Database
 
 
-def tables(path: Path) -> list[str]:
-    with sqlite3.connect(path) as connection:
-        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        return sorted(r[0] for r in rows)
+def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
+    migrations.upgrade(Settings(database_url=empty_database))
+    db = Database(empty_database)
+    assert db.tables() == ["alembic_version", "idempotency_keys", "produtos"]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0002",)]
+    db.close()
 
 
-def test_a_new_file_in_a_new_folder_gets_the_schema_in_wal_mode(tmp_path: Path) -> None:
-    path = tmp_path / "novo" / "dir" / "catalogo.db"
-    migrations.upgrade(Settings(database_url=f"sqlite:///{path}"))
-    assert tables(path) == ["alembic_version", "idempotency_keys", "produtos", "sqlite_sequence"]
-    with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+def test_migrating_again_changes_nothing(database: str, db: Database) -> None:
+    db.insert("a", 1)
+    migrations.upgrade(Settings(database_url=database))
+    assert db.execute("SELECT count(*) FROM produtos").fetchone() == (1,)
 
 
-def test_migrating_again_changes_nothing(tmp_path: Path) -> None:
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'c.db'}")
-    migrations.upgrade(settings)
-    with sqlite3.connect(settings.sqlite_path) as connection:
-        connection.execute(
-            "INSERT INTO produtos (nome, descricao, preco_centavos) VALUES ('a', '', 1)"
-        )
-    migrations.upgrade(settings)
-    with sqlite3.connect(settings.sqlite_path) as connection:
-        assert connection.execute("SELECT count(*) FROM produtos").fetchone() == (1,)
-
-
-def test_four_processes_migrating_one_new_file_at_once_all_succeed(tmp_path: Path) -> None:
-    path = tmp_path / "c.db"
+def test_four_processes_migrating_one_new_database_at_once_all_succeed(
+    empty_database: str,
+) -> None:
+    start = time.time() + 3  # all four at once, once each has imported everything
     code = (
-        "from catalogo import migrations; from catalogo.settings import Settings; "
-        f"migrations.upgrade(Settings(database_url='sqlite:///{path}'))"
+        "import time; from catalogo import migrations; from catalogo.settings import Settings; "
+        f"time.sleep(max(0, {start} - time.time())); "
+        f"migrations.upgrade(Settings(database_url={empty_database!r}))"
     )
     processes = [
         subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE) for _ in range(4)
@@ -49,18 +44,41 @@ def test_four_processes_migrating_one_new_file_at_once_all_succeed(tmp_path: Pat
     for process in processes:
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
-    assert "produtos" in tables(path)
+    db = Database(empty_database)
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0002",)]
+    db.close()
 
 
-def test_the_schema_refuses_what_the_rules_refuse(tmp_path: Path) -> None:
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'c.db'}")
-    migrations.upgrade(settings)
-    with sqlite3.connect(settings.sqlite_path) as connection:
-        for nome, centavos in (("", 1), ("a" * 201, 1), ("a", 0), ("a", 100_000_000_000)):
-            with pytest.raises(sqlite3.IntegrityError):
-                connection.execute(
-                    "INSERT INTO produtos (nome, preco_centavos) VALUES (?, ?)", (nome, centavos)
-                )
+@pytest.mark.parametrize(
+    ("nome", "centavos"), [("", 1), ("a" * 201, 1), ("a", 0), ("a", 100_000_000_000)]
+)
+def test_the_schema_refuses_what_the_rules_refuse(db: Database, nome: str, centavos: int) -> None:
+    with pytest.raises(db.IntegrityError):
+        db.insert(nome, centavos)
+    assert db.execute("SELECT count(*) FROM produtos").fetchone() == (0,)
+
+
+def test_require_current_refuses_an_outdated_schema_naming_the_command(
+    empty_database: str,
+) -> None:
+    async def check() -> None:
+        storage = await open_storage(Settings(database_url=empty_database))
+        try:
+            await migrations.require_current(storage)
+        finally:
+            await storage.close()
+
+    with pytest.raises(migrations.SchemaOutdated, match="run `catalogo migrate`"):
+        asyncio.run(check())
+    migrations.upgrade(Settings(database_url=empty_database))
+    asyncio.run(check())
+
+
+def test_a_new_sqlite_file_in_a_new_folder_is_made_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "novo" / "dir" / "catalogo.db"
+    migrations.upgrade(Settings(database_url=f"sqlite:///{path}"))
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
 def test_migrations_and_the_app_open_the_same_file_whatever_its_name(tmp_path: Path) -> None:

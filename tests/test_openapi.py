@@ -1,71 +1,115 @@
 """The API description: served, true to the behaviour (schemathesis), and readable at /docs."""
 
+import functools
+import os
 import re
 import tempfile
+import urllib.parse
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 from starlette.testclient import TestClient
 
+from catalogo import migrations, openapi
 from catalogo.app import create_app
 from catalogo.settings import Settings
+from tests.databases import POSTGRESQL_URL, PostgreSQLServer
 
-# One app for the whole run: schemathesis generates its tests when this module is collected.
-# (Its from_fixture loader does not work with pytest 9.) Its database is a file of its own.
-_DATABASE = Path(tempfile.mkdtemp(prefix="catalogo-openapi-")) / "catalogo.db"
+# One app per backend for the whole run: schemathesis generates its tests when this module is
+# collected (its from_fixture loader does not work with pytest 9), so each app is made here, on
+# a database named here: a file of its own, and a PostgreSQL database that the `openapi_database`
+# fixture creates and migrates before the first request starts the app.
 _SEM_CHECAGENS_DE_ACEITACAO: list[Any] = [positive_data_acceptance, negative_data_rejection]
-schema = schemathesis.openapi.from_asgi(
-    "/openapi.json", create_app(Settings(database_url=f"sqlite:///{_DATABASE}"))
-)
+_FILE = Path(tempfile.mkdtemp(prefix="catalogo-openapi-")) / "catalogo.db"
+_POSTGRESQL_DATABASE = f"catalogo_openapi_{os.getpid()}"
+_URLS = {
+    "sqlite": f"sqlite:///{_FILE}",
+    "postgresql": urllib.parse.urlsplit(POSTGRESQL_URL)
+    ._replace(path=f"/{_POSTGRESQL_DATABASE}")
+    .geturl(),
+}
 
 
-@schema.parametrize()
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-def test_every_operation_conforms_to_the_description(case: schemathesis.Case) -> None:  # type: ignore[type-arg]
-    """No 5xx, and every status, content type, header and body as the description says.
-
-    Left out: schemathesis's data-acceptance checks. The description gives prices in their
-    canonical form while the server also reads `1.234,56`; and schemathesis 4.32 generates
-    some "valid" form values that break the string patterns, then expects them accepted.
-    """
-    if case.headers and "Idempotency-Key" in case.headers:
-        # Generated keys repeat across examples; a reused key with another body is 422 by
-        # design (test_resources_idempotency.py), which is no failure of the description.
-        case.headers["Idempotency-Key"] = uuid.uuid4().hex
-    case.call_and_validate(excluded_checks=_SEM_CHECAGENS_DE_ACEITACAO)
+@pytest.fixture(scope="module")
+def openapi_database(postgresql: PostgreSQLServer) -> Iterator[None]:
+    url = postgresql.create(name=_POSTGRESQL_DATABASE)
+    migrations.upgrade(Settings(database_url=url))
+    yield
+    postgresql.drop(url)
 
 
-class Workflow(schema.as_state_machine()):  # type: ignore[misc]
-    """Stateful: create, then follow the description's links to read, update and remove."""
+def _schema(backend: str) -> Any:
+    schema = schemathesis.openapi.from_dict(orjson.loads(orjson.dumps(openapi.document())))
+    schema.app = create_app(Settings(database_url=_URLS[backend]))
+    schema.location = "/openapi.json"
+    return schema
 
-    def before_call(self, case: schemathesis.Case) -> None:  # type: ignore[type-arg]
+
+def _conformance(schema: Any) -> Callable[..., None]:
+    @schema.parametrize()  # type: ignore[untyped-decorator]
+    @settings(
+        max_examples=40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    def test(case: schemathesis.Case) -> None:  # type: ignore[type-arg]
+        """No 5xx, and every status, content type, header and body as the description says.
+
+        Left out: schemathesis's data-acceptance checks. The description gives prices in their
+        canonical form while the server also reads `1.234,56`; and schemathesis 4.32 generates
+        some "valid" form values that break the string patterns, then expects them accepted.
+        """
         if case.headers and "Idempotency-Key" in case.headers:
+            # Generated keys repeat across examples; a reused key with another body is 422 by
+            # design (test_resources_idempotency.py), which is no failure of the description.
             case.headers["Idempotency-Key"] = uuid.uuid4().hex
+        case.call_and_validate(excluded_checks=_SEM_CHECAGENS_DE_ACEITACAO)
 
-    def validate_response(
-        self,
-        response: object,
-        case: schemathesis.Case,  # type: ignore[type-arg]
-        additional_checks: object = None,
-        **kwargs: object,
-    ) -> None:
-        case.validate_response(response, excluded_checks=_SEM_CHECAGENS_DE_ACEITACAO)
+    return test  # type: ignore[no-any-return]
 
 
-TestWorkflow = Workflow.TestCase
-TestWorkflow.settings = settings(
-    max_examples=25,
-    stateful_step_count=6,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
+def _workflow(schema: Any) -> type:
+    class Workflow(schema.as_state_machine()):  # type: ignore[misc]
+        """Stateful: create, then follow the description's links to read, update and remove."""
+
+        def before_call(self, case: schemathesis.Case) -> None:  # type: ignore[type-arg]
+            if case.headers and "Idempotency-Key" in case.headers:
+                case.headers["Idempotency-Key"] = uuid.uuid4().hex
+
+        def validate_response(
+            self,
+            response: object,
+            case: schemathesis.Case,  # type: ignore[type-arg]
+            additional_checks: object = None,
+            **kwargs: object,
+        ) -> None:
+            case.validate_response(response, excluded_checks=_SEM_CHECAGENS_DE_ACEITACAO)
+
+    test_case: type = Workflow.TestCase
+    test_case.settings = settings(  # type: ignore[attr-defined]
+        max_examples=25,
+        stateful_step_count=6,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    return test_case
+
+
+_ON_POSTGRESQL = [pytest.mark.postgresql, pytest.mark.usefixtures("openapi_database")]
+test_every_operation_conforms_to_the_description_on_sqlite = _conformance(_schema("sqlite"))
+test_every_operation_conforms_to_the_description_on_postgresql = functools.reduce(
+    lambda test, mark: mark(test), _ON_POSTGRESQL, _conformance(_schema("postgresql"))
+)
+TestWorkflowOnSQLite = _workflow(_schema("sqlite"))
+TestWorkflowOnPostgreSQL = functools.reduce(
+    lambda test, mark: mark(test), _ON_POSTGRESQL, _workflow(_schema("postgresql"))
 )
 
 

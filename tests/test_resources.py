@@ -1,13 +1,13 @@
 """The spec's reference flow, through HTTP on the real app and a real SQLite file."""
 
 import re
-import sqlite3
 
 import pytest
 from starlette.testclient import TestClient
 
 from catalogo.app import create_app
 from catalogo.settings import Settings
+from tests.databases import Database
 from tests.helpers import contar, criar
 
 FORM = {
@@ -17,9 +17,9 @@ FORM = {
 }
 
 
-def linha(db: sqlite3.Connection, id: int) -> tuple[str, str, int] | None:
+def linha(db: Database, id: int) -> tuple[str, str, int] | None:
     row: tuple[str, str, int] | None = db.execute(
-        "SELECT nome, descricao, preco_centavos FROM produtos WHERE id = ?", (id,)
+        f"SELECT nome, descricao, {db.centavos} FROM produtos WHERE id = ?", (id,)
     ).fetchone()
     return row
 
@@ -33,7 +33,7 @@ class TestTheList:
         assert 'href="/produtos/novo"' in response.text
 
     def test_each_product_shows_its_name_price_and_a_link_to_its_page(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db, "Caneta <azul>", "1234567,8")
         page = client.get("/produtos").text
@@ -41,7 +41,7 @@ class TestTheList:
         assert "R$ 1.234.567,80" in page
 
     def test_removal_is_a_form_post_with_method_delete_never_a_link(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         page = client.get("/produtos").text
@@ -51,7 +51,7 @@ class TestTheList:
         assert f'href="/produtos/{id}?' not in page and "_method=DELETE" not in page
 
     def test_two_gets_of_an_unchanged_list_are_byte_identical(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         criar(client, db)
         client.get("/produtos")  # the one that shows the notice
@@ -70,7 +70,7 @@ class TestPaging:
         return [int(i) for i in re.findall(r'<td><a href="/produtos/(\d+)">', html)]
 
     def test_walking_next_then_prev_visits_every_product_once(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         criados = [criar(client, db, f"P{n}") for n in range(8)]
         seen, url, pages = [], "/produtos", []
@@ -87,7 +87,7 @@ class TestPaging:
         assert self.ids(client.get(back.group(1)).text) == self.ids(pages[1].text)
 
     def test_the_link_header_matches_the_links_in_the_page(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         ids = [criar(client, db) for _ in range(7)]
         response = client.get(f"/produtos?depois={ids[4]}")
@@ -98,7 +98,7 @@ class TestPaging:
         assert f'<a rel="next" href="/produtos?depois={ids[1]}">' in response.text
 
     def test_prev_from_deep_in_the_list_is_a_full_page(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         ids = [criar(client, db) for _ in range(10)]
         response = client.get(f"/produtos?depois={ids[2]}")
@@ -107,14 +107,14 @@ class TestPaging:
         antes = client.get(f"/produtos?antes={ids[1]}")
         assert self.ids(antes.text) == [ids[4], ids[3], ids[2]]
 
-    def test_one_page_has_no_paging_links(self, client: TestClient, db: sqlite3.Connection) -> None:
+    def test_one_page_has_no_paging_links(self, client: TestClient, db: Database) -> None:
         criar(client, db)
         response = client.get("/produtos")
         assert "link" not in response.headers
         assert 'rel="next"' not in response.text and 'rel="prev"' not in response.text
 
     def test_a_page_past_the_end_is_empty_and_links_back_to_the_first(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         first = criar(client, db)
         response = client.get(f"/produtos?depois={first}")
@@ -144,25 +144,23 @@ class TestPaging:
 
 class TestCreation:
     def test_a_post_adds_one_product_and_sees_the_browser_back_to_the_list(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         response = client.post("/produtos", data=FORM)
         assert response.status_code == 303
         assert response.headers["location"] == "/produtos"
-        assert db.execute("SELECT nome, descricao, preco_centavos FROM produtos").fetchall() == [
+        assert db.execute(f"SELECT nome, descricao, {db.centavos} FROM produtos").fetchall() == [
             ("Caderno", "Capa dura\n96 folhas", 123456)
         ]
 
     def test_multipart_form_data_works_like_urlencoded(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         response = client.post("/produtos", files={k: (None, v) for k, v in FORM.items()})
         assert response.status_code == 303
         assert contar(db) == 1
 
-    def test_each_repetition_adds_one_more_product(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_each_repetition_adds_one_more_product(self, client: TestClient, db: Database) -> None:
         for _ in range(3):
             assert client.post("/produtos", data=FORM).status_code == 303
         assert contar(db) == 3
@@ -188,13 +186,13 @@ class TestCreation:
         assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
         assert ("Secure" in cookie) is secure
 
-    def test_an_id_in_the_body_is_ignored(self, client: TestClient, db: sqlite3.Connection) -> None:
+    def test_an_id_in_the_body_is_ignored(self, client: TestClient, db: Database) -> None:
         response = client.post("/produtos", data={**FORM, "produto.id": "777"})
         assert response.status_code == 303
         assert db.execute("SELECT id, nome FROM produtos").fetchall() == [(1, "Caderno")]
 
     def test_invalid_input_shows_the_form_again_with_what_was_typed_and_writes_nothing(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         response = client.post(
             "/produtos",
@@ -209,7 +207,7 @@ class TestCreation:
         assert 'id="erro-descricao"' not in response.text
         assert contar(db) == 0
 
-    def test_missing_fields_are_named(self, client: TestClient, db: sqlite3.Connection) -> None:
+    def test_missing_fields_are_named(self, client: TestClient, db: Database) -> None:
         response = client.post("/produtos", data={"outro": "x"})
         assert response.status_code == 422
         assert response.text.count('class="erro"') == 2
@@ -232,7 +230,7 @@ class TestTheForms:
         assert re.search(r'<textarea[^>]*name="produto.descricao"[^>]*maxlength="5000"', page)
 
     def test_the_edit_page_posts_put_to_the_product_with_its_values_and_no_hidden_id(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db, "Lápis", "1234,5")
         page = client.get(f"/produtos/{id}").text
@@ -252,7 +250,7 @@ class TestTheForms:
 class TestUpdate:
     @pytest.mark.parametrize("how", ["override", "put"])
     def test_an_update_changes_the_fields_and_sees_the_browser_back(
-        self, client: TestClient, db: sqlite3.Connection, how: str
+        self, client: TestClient, db: Database, how: str
     ) -> None:
         id = criar(client, db)
         if how == "override":
@@ -265,7 +263,7 @@ class TestUpdate:
         assert "Produto «Caderno» atualizado." in client.get("/produtos").text
 
     def test_the_browser_form_sends_method_twice_and_that_is_fine(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         body = "_method=PUT&produto.nome=Novo&produto.preco=3&_method=PUT"
@@ -278,7 +276,7 @@ class TestUpdate:
         assert linha(db, id) == ("Novo", "", 300)
 
     def test_an_invalid_update_shows_the_form_again_and_changes_nothing(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db, "Régua", "5")
         response = client.put(
@@ -291,7 +289,7 @@ class TestUpdate:
         assert linha(db, id) == ("Régua", "", 500)
 
     def test_an_id_in_the_body_never_moves_the_update(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         a, b = criar(client, db, "A"), criar(client, db, "B")
         client.put(f"/produtos/{a}", data={**FORM, "produto.id": str(b)})
@@ -310,7 +308,7 @@ class TestUpdate:
 class TestRemoval:
     @pytest.mark.parametrize("how", ["override", "delete"])
     def test_a_removal_deletes_the_product_and_sees_the_browser_back(
-        self, client: TestClient, db: sqlite3.Connection, how: str
+        self, client: TestClient, db: Database, how: str
     ) -> None:
         id = criar(client, db, "Borracha")
         if how == "override":
@@ -322,15 +320,13 @@ class TestRemoval:
         assert "Produto «Borracha» removido." in client.get("/produtos").text
         assert client.get(f"/produtos/{id}").status_code == 404
 
-    def test_removing_twice_is_404_the_second_time(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_removing_twice_is_404_the_second_time(self, client: TestClient, db: Database) -> None:
         id = criar(client, db)
         assert client.delete(f"/produtos/{id}").status_code == 303
         assert client.delete(f"/produtos/{id}").status_code == 404
 
     def test_a_removed_id_is_never_given_to_another_product(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         client.delete(f"/produtos/{id}")
@@ -344,9 +340,7 @@ class TestShow:
         assert "<h1>Página não encontrada</h1>" in response.text
         assert "Não há produto com o número 42" in response.text
 
-    def test_head_answers_like_get_without_a_body(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_head_answers_like_get_without_a_body(self, client: TestClient, db: Database) -> None:
         id = criar(client, db)
         client.get("/produtos")
         for path in ("/produtos", "/produtos/novo", f"/produtos/{id}"):
@@ -356,11 +350,10 @@ class TestShow:
             assert head.headers["content-length"] == str(len(get.content))
 
 
-def test_a_get_never_writes_to_the_database(client: TestClient, db: sqlite3.Connection) -> None:
+def test_a_get_never_writes_to_the_database(client: TestClient, db: Database) -> None:
     ids = [criar(client, db) for _ in range(5)]
     client.get("/produtos")  # lets the notice cookie go
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    before = db.execute("PRAGMA data_version").fetchone()
+    before = db.writes()
     for path in (
         "/produtos",
         f"/produtos?depois={ids[2]}",
@@ -371,4 +364,4 @@ def test_a_get_never_writes_to_the_database(client: TestClient, db: sqlite3.Conn
     ):
         client.get(path)
         client.head(path)
-    assert db.execute("PRAGMA data_version").fetchone() == before
+    assert db.writes() == before

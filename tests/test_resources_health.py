@@ -1,11 +1,11 @@
 """Health checks for load balancers: /healthz (the process) and /readyz (the database too)."""
 
-import sqlite3
-
 from starlette.testclient import TestClient
 
+from tests.databases import Database
 
-def test_healthz_answers_without_the_database(client: TestClient, db: sqlite3.Connection) -> None:
+
+def test_healthz_answers_without_the_database(client: TestClient, db: Database) -> None:
     db.execute("DROP TABLE alembic_version")
     response = client.get("/healthz")
     assert response.status_code == 200
@@ -20,7 +20,7 @@ def test_readyz_is_200_on_a_current_schema(client: TestClient) -> None:
 
 
 def test_readyz_is_503_on_an_outdated_schema_and_says_what_to_do(
-    client: TestClient, db: sqlite3.Connection
+    client: TestClient, db: Database
 ) -> None:
     db.execute("UPDATE alembic_version SET version_num = '0001'")
     response = client.get("/readyz", headers={"accept": "application/json"})
@@ -29,10 +29,10 @@ def test_readyz_is_503_on_an_outdated_schema_and_says_what_to_do(
     assert "catalogo migrate" in response.json()["detail"]
 
 
-def test_readyz_is_503_when_the_database_does_not_answer(
-    client: TestClient, db: sqlite3.Connection
-) -> None:
+def test_readyz_is_503_on_a_database_never_migrated(client: TestClient, db: Database) -> None:
     db.execute("DROP TABLE alembic_version")
     response = client.get("/readyz", headers={"accept": "application/json"})
     assert response.status_code == 503
     assert response.headers["content-type"] == "application/problem+json"
+    assert "está vazio" in response.json()["detail"]
+    assert "catalogo migrate" in response.json()["detail"]

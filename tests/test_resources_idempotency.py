@@ -1,6 +1,5 @@
 """Safe retries of creation with Idempotency-Key: the first answer again, never a second product."""
 
-import sqlite3
 import threading
 import time
 
@@ -8,6 +7,7 @@ import httpx2
 import pytest
 from starlette.testclient import TestClient
 
+from tests.databases import Database
 from tests.helpers import contar
 
 JSON = {"accept": "application/json"}
@@ -21,7 +21,7 @@ def post(client: TestClient, key: str, **campos: str) -> httpx2.Response:
 
 
 def test_a_retry_with_the_same_key_and_body_returns_the_first_answer_and_creates_nothing(
-    client: TestClient, db: sqlite3.Connection
+    client: TestClient, db: Database
 ) -> None:
     headers = {**JSON, "idempotency-key": '"8e03978e-40d5"'}
     first = client.post("/produtos", json=CANECA, headers=headers)
@@ -33,7 +33,7 @@ def test_a_retry_with_the_same_key_and_body_returns_the_first_answer_and_creates
     assert contar(db) == 1
 
 
-def test_the_same_key_with_another_body_is_422(client: TestClient, db: sqlite3.Connection) -> None:
+def test_the_same_key_with_another_body_is_422(client: TestClient, db: Database) -> None:
     headers = {**JSON, "idempotency-key": "k1"}
     assert client.post("/produtos", json=CANECA, headers=headers).status_code == 201
     other = client.post("/produtos", json={**CANECA, "preco": "11"}, headers=headers)
@@ -43,7 +43,7 @@ def test_the_same_key_with_another_body_is_422(client: TestClient, db: sqlite3.C
 
 
 def test_equal_values_written_differently_are_the_same_request(
-    client: TestClient, db: sqlite3.Connection
+    client: TestClient, db: Database
 ) -> None:
     headers = {**JSON, "idempotency-key": "k2"}
     client.post("/produtos", json={"nome": "Caneca", "preco": 10}, headers=headers)
@@ -52,9 +52,7 @@ def test_equal_values_written_differently_are_the_same_request(
     assert contar(db) == 1
 
 
-def test_a_retry_while_the_first_is_still_running_is_409(
-    client: TestClient, db: sqlite3.Connection
-) -> None:
+def test_a_retry_while_the_first_is_still_running_is_409(client: TestClient, db: Database) -> None:
     client.post("/produtos", json=CANECA, headers={**JSON, "idempotency-key": "k3"})
     db.execute("UPDATE idempotency_keys SET status = NULL, created_at = ?", (time.time(),))
     response = client.post("/produtos", json=CANECA, headers={**JSON, "idempotency-key": "k3"})
@@ -64,7 +62,7 @@ def test_a_retry_while_the_first_is_still_running_is_409(
 
 
 def test_a_claim_left_by_a_crashed_request_is_taken_over_after_a_minute(
-    client: TestClient, db: sqlite3.Connection
+    client: TestClient, db: Database
 ) -> None:
     db.execute(
         "INSERT INTO idempotency_keys (key, fingerprint, created_at) VALUES ('k4', 'x', ?)",
@@ -75,7 +73,7 @@ def test_a_claim_left_by_a_crashed_request_is_taken_over_after_a_minute(
     assert contar(db) == 1
 
 
-def test_keys_are_kept_24_hours(client: TestClient, db: sqlite3.Connection) -> None:
+def test_keys_are_kept_24_hours(client: TestClient, db: Database) -> None:
     post(client, "velha")
     post(client, "quase")
     db.execute("UPDATE idempotency_keys SET created_at = created_at - 86401 WHERE key = 'velha'")
@@ -87,7 +85,7 @@ def test_keys_are_kept_24_hours(client: TestClient, db: sqlite3.Connection) -> N
 
 
 def test_the_same_key_asking_for_another_format_is_another_request(
-    client: TestClient, db: sqlite3.Connection
+    client: TestClient, db: Database
 ) -> None:
     assert post(client, "k8").status_code == 201
     form = client.post(
@@ -99,7 +97,7 @@ def test_the_same_key_asking_for_another_format_is_another_request(
     assert contar(db) == 1
 
 
-def test_two_keys_in_one_request_are_400(client: TestClient, db: sqlite3.Connection) -> None:
+def test_two_keys_in_one_request_are_400(client: TestClient, db: Database) -> None:
     response = client.post(
         "/produtos",
         json=CANECA,
@@ -113,16 +111,14 @@ def test_two_keys_in_one_request_are_400(client: TestClient, db: sqlite3.Connect
     assert contar(db) == 0
 
 
-def test_without_the_header_every_post_adds_a_product(
-    client: TestClient, db: sqlite3.Connection
-) -> None:
+def test_without_the_header_every_post_adds_a_product(client: TestClient, db: Database) -> None:
     for _ in range(3):
         client.post("/produtos", json=CANECA, headers=JSON)
     assert contar(db) == 3
 
 
 @pytest.mark.parametrize("key", ["", " ", "a b", "á", "x" * 256, '"', 'a"b', '""', "a\\b"])
-def test_a_malformed_key_is_400(client: TestClient, db: sqlite3.Connection, key: str) -> None:
+def test_a_malformed_key_is_400(client: TestClient, db: Database, key: str) -> None:
     response = client.post(
         "/produtos",
         json=CANECA,
@@ -132,17 +128,13 @@ def test_a_malformed_key_is_400(client: TestClient, db: sqlite3.Connection, key:
     assert contar(db) == 0
 
 
-def test_an_invalid_body_does_not_use_up_the_key(
-    client: TestClient, db: sqlite3.Connection
-) -> None:
+def test_an_invalid_body_does_not_use_up_the_key(client: TestClient, db: Database) -> None:
     headers = {**JSON, "idempotency-key": "k5"}
     assert client.post("/produtos", json={"nome": ""}, headers=headers).status_code == 422
     assert client.post("/produtos", json=CANECA, headers=headers).status_code == 201
 
 
-def test_a_browser_form_with_a_key_gets_its_303_again(
-    client: TestClient, db: sqlite3.Connection
-) -> None:
+def test_a_browser_form_with_a_key_gets_its_303_again(client: TestClient, db: Database) -> None:
     form = {"produto.nome": "Caneca", "produto.preco": "10"}
     first = client.post("/produtos", data=form, headers={"idempotency-key": "k6"})
     again = client.post("/produtos", data=form, headers={"idempotency-key": "k6"})
@@ -151,9 +143,7 @@ def test_a_browser_form_with_a_key_gets_its_303_again(
     assert contar(db) == 1
 
 
-def test_simultaneous_retries_create_exactly_one_product(
-    client: TestClient, db: sqlite3.Connection
-) -> None:
+def test_simultaneous_retries_create_exactly_one_product(client: TestClient, db: Database) -> None:
     statuses: list[int] = []
     start = threading.Barrier(10)
 

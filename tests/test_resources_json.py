@@ -1,12 +1,12 @@
 """JSON on the same URIs as the pages: negotiation, representations, problem details."""
 
 import json
-import sqlite3
 
 import httpx2
 import pytest
 from starlette.testclient import TestClient
 
+from tests.databases import Database
 from tests.helpers import contar, criar
 
 JSON = {"accept": "application/json"}
@@ -97,7 +97,7 @@ class TestRepresentations:
 
 class TestWrites:
     def test_create_answers_201_with_location_etag_and_the_product(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         response = client.post("/produtos", json=CANECA, headers=JSON)
         assert response.status_code == 201
@@ -105,7 +105,7 @@ class TestWrites:
         assert response.headers["location"] == f"/produtos/{body['id']}"
         assert response.headers["etag"] == '"1-json"'
         assert body["preco"] == "29.90"
-        assert db.execute("SELECT nome, preco_centavos FROM produtos").fetchall() == [
+        assert db.execute(f"SELECT nome, {db.centavos} FROM produtos").fetchall() == [
             ("Caneca", 2990)
         ]
 
@@ -128,16 +128,14 @@ class TestWrites:
         assert response.json()["versao"] == 2
         assert response.headers["etag"] == '"2-json"'
 
-    def test_delete_answers_204(self, client: TestClient, db: sqlite3.Connection) -> None:
+    def test_delete_answers_204(self, client: TestClient, db: Database) -> None:
         criado = criar_json(client)
         response = client.delete(f"/produtos/{criado['id']}", headers=JSON)
         assert response.status_code == 204
         assert response.content == b""
         assert contar(db) == 0
 
-    def test_an_id_in_a_json_body_is_ignored(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_an_id_in_a_json_body_is_ignored(self, client: TestClient, db: Database) -> None:
         outro = criar(client, db, "Outro")
         criado = criar_json(client)
         client.put(f"/produtos/{criado['id']}", json={**CANECA, "id": outro}, headers=JSON)
@@ -162,9 +160,7 @@ class TestProblems:
         assert isinstance(body["detail"], str) and body["detail"]
         return body
 
-    def test_invalid_fields_are_422_keyed_by_field(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_invalid_fields_are_422_keyed_by_field(self, client: TestClient, db: Database) -> None:
         response = client.post(
             "/produtos", json={"nome": "", "descricao": 5, "preco": "1.234"}, headers=JSON
         )
@@ -192,7 +188,7 @@ class TestProblems:
         ],
     )
     def test_a_malformed_body_is_400(
-        self, client: TestClient, db: sqlite3.Connection, body: bytes, detail: str
+        self, client: TestClient, db: Database, body: bytes, detail: str
     ) -> None:
         response = client.post(
             "/produtos", content=body, headers={**JSON, "content-type": "application/json"}
@@ -248,13 +244,8 @@ class TestProblems:
         if status == 405:
             assert response.headers["allow"] == "GET, HEAD, OPTIONS"
 
-    def test_a_locked_database_is_a_503_problem(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
-        db.execute("BEGIN EXCLUSIVE")
-        try:
+    def test_a_locked_database_is_a_503_problem(self, client: TestClient, db: Database) -> None:
+        with db.locked():
             response = client.post("/produtos", json=CANECA, headers=JSON)
-        finally:
-            db.execute("ROLLBACK")
         self.assert_problem(response, 503)
         assert response.headers["retry-after"] == "5"

@@ -1,21 +1,21 @@
 """No lost updates: versions, ETags, If-None-Match (304), If-Match (412), stale forms (409)."""
 
 import re
-import sqlite3
 import threading
 
 import pytest
 from starlette.testclient import TestClient
 
+from tests.databases import Database
 from tests.helpers import criar
 
 JSON = {"accept": "application/json"}
 CANECA = {"nome": "Caneca", "descricao": "", "preco": "10"}
 
 
-def estado(db: sqlite3.Connection, id: int) -> tuple[str, int, int] | None:
+def estado(db: Database, id: int) -> tuple[str, int, int] | None:
     row: tuple[str, int, int] | None = db.execute(
-        "SELECT nome, preco_centavos, versao FROM produtos WHERE id = ?", (id,)
+        f"SELECT nome, {db.centavos}, versao FROM produtos WHERE id = ?", (id,)
     ).fetchone()
     return row
 
@@ -27,16 +27,14 @@ def versao_do_form(html: str) -> str:
 
 
 class TestEtags:
-    def test_every_write_increments_the_version(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_every_write_increments_the_version(self, client: TestClient, db: Database) -> None:
         id = criar(client, db)
         for _ in range(3):
             client.put(f"/produtos/{id}", data={"produto.nome": "x", "produto.preco": "1"})
         assert estado(db, id) == ("x", 100, 4)
 
     def test_html_and_json_have_distinct_strong_etags_of_the_same_version(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         html = client.get(f"/produtos/{id}").headers["etag"]
@@ -46,7 +44,7 @@ class TestEtags:
 
     @pytest.mark.parametrize("accept", ["text/html", "application/json"])
     def test_if_none_match_with_the_current_etag_is_304(
-        self, client: TestClient, db: sqlite3.Connection, accept: str
+        self, client: TestClient, db: Database, accept: str
     ) -> None:
         id = criar(client, db)
         first = client.get(f"/produtos/{id}", headers={"accept": accept})
@@ -65,9 +63,7 @@ class TestEtags:
 
 
 class TestIfMatch:
-    def test_put_with_the_current_etag_succeeds(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_put_with_the_current_etag_succeeds(self, client: TestClient, db: Database) -> None:
         id = criar(client, db)
         etag = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
         response = client.put(f"/produtos/{id}", json=CANECA, headers={**JSON, "if-match": etag})
@@ -76,7 +72,7 @@ class TestIfMatch:
 
     @pytest.mark.parametrize("if_match", ['"7-json"', 'W/"1-json"', '"garbage"', '"1-json'])
     def test_put_or_delete_with_a_stale_or_weak_etag_is_412_and_changes_nothing(
-        self, client: TestClient, db: sqlite3.Connection, if_match: str
+        self, client: TestClient, db: Database, if_match: str
     ) -> None:
         id = criar(client, db)
         put = client.put(f"/produtos/{id}", json=CANECA, headers={**JSON, "if-match": if_match})
@@ -87,7 +83,7 @@ class TestIfMatch:
         assert estado(db, id) == ("Caneta", 250, 1)
 
     def test_an_etag_of_either_representation_names_the_version(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         html_etag = client.get(f"/produtos/{id}").headers["etag"]
@@ -95,7 +91,7 @@ class TestIfMatch:
         assert response.status_code == 204
 
     def test_if_match_star_needs_the_product_to_exist(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         assert (
@@ -106,7 +102,7 @@ class TestIfMatch:
         )
 
     def test_without_if_match_writes_work_as_the_spec_expects(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         client.put(f"/produtos/{id}", json=CANECA)
@@ -116,7 +112,7 @@ class TestIfMatch:
 
 class TestStaleForms:
     def test_the_edit_form_carries_the_version_which_is_not_the_id(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         html = client.get(f"/produtos/{id}").text
@@ -124,7 +120,7 @@ class TestStaleForms:
         assert "produto.id" not in html
 
     def test_saving_a_stale_form_is_409_showing_both_and_overwriting_nothing(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db, "Original", "1")
         meu_form = client.get(f"/produtos/{id}").text
@@ -149,7 +145,7 @@ class TestStaleForms:
         assert estado(db, id) == ("Do Beto", 300, 3)
 
     def test_an_invalid_stale_form_keeps_the_version_it_was_based_on(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         response = client.put(
@@ -160,7 +156,7 @@ class TestStaleForms:
         assert versao_do_form(response.text) == "1"
 
     def test_a_stale_json_body_version_is_409_with_the_current_product(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         client.put(f"/produtos/{id}", json={**CANECA, "nome": "Primeiro"})
@@ -172,9 +168,7 @@ class TestStaleForms:
         assert estado(db, id) == ("Primeiro", 1000, 2)
 
 
-def test_two_editors_html_and_json_never_lose_an_update(
-    client: TestClient, db: sqlite3.Connection
-) -> None:
+def test_two_editors_html_and_json_never_lose_an_update(client: TestClient, db: Database) -> None:
     id = criar(client, db)
     form = client.get(f"/produtos/{id}").text
     etag = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
@@ -195,7 +189,7 @@ def test_two_editors_html_and_json_never_lose_an_update(
 
 
 def test_concurrent_editors_each_win_once_per_version_and_nothing_is_lost(
-    client: TestClient, db: sqlite3.Connection
+    client: TestClient, db: Database
 ) -> None:
     id = criar(client, db)
     outcomes: list[tuple[int, str]] = []
@@ -227,7 +221,7 @@ def test_concurrent_editors_each_win_once_per_version_and_nothing_is_lost(
 class TestPreconditionsFirst:
     @pytest.mark.parametrize("if_match", ['W/"1-json"', '"nope"', '"1-zzz"', '"1-hzzzzzzzzzz"'])
     def test_a_weak_or_foreign_if_match_fails_even_with_a_matching_body_version(
-        self, client: TestClient, db: sqlite3.Connection, if_match: str
+        self, client: TestClient, db: Database, if_match: str
     ) -> None:
         id = criar(client, db)
         response = client.put(
@@ -239,7 +233,7 @@ class TestPreconditionsFirst:
         assert estado(db, id) == ("Caneta", 250, 1)
 
     def test_a_stale_if_match_is_412_even_when_the_body_is_invalid(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         response = client.put(
@@ -249,7 +243,7 @@ class TestPreconditionsFirst:
 
     @pytest.mark.parametrize("if_none_match", ["*", '"1-json"', 'W/"1-json"'])
     def test_a_write_with_a_matching_if_none_match_is_412(
-        self, client: TestClient, db: sqlite3.Connection, if_none_match: str
+        self, client: TestClient, db: Database, if_none_match: str
     ) -> None:
         id = criar(client, db)
         put = client.put(
@@ -259,18 +253,14 @@ class TestPreconditionsFirst:
         assert (put.status_code, delete.status_code) == (412, 412)
         assert estado(db, id) == ("Caneta", 250, 1)
 
-    def test_a_get_with_a_stale_if_match_is_412(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_a_get_with_a_stale_if_match_is_412(self, client: TestClient, db: Database) -> None:
         id = criar(client, db)
         assert client.get(f"/produtos/{id}", headers={"if-match": '"1-json"'}).status_code == 200
         assert client.get(f"/produtos/{id}", headers={"if-match": '"2-json"'}).status_code == 412
 
 
 class TestStaleRemoval:
-    def test_the_remove_forms_carry_the_version(
-        self, client: TestClient, db: sqlite3.Connection
-    ) -> None:
+    def test_the_remove_forms_carry_the_version(self, client: TestClient, db: Database) -> None:
         id = criar(client, db)
         client.put(f"/produtos/{id}", data={"produto.nome": "x", "produto.preco": "1"})
         remover = (
@@ -281,7 +271,7 @@ class TestStaleRemoval:
         assert re.search(remover, client.get(f"/produtos/{id}").text)
 
     def test_removing_from_a_stale_page_is_409_and_removes_nothing_until_confirmed(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         client.put(f"/produtos/{id}", data={"produto.nome": "Editado", "produto.preco": "1"})
@@ -295,7 +285,7 @@ class TestStaleRemoval:
         assert estado(db, id) is None
 
     def test_a_stale_json_removal_is_409_with_the_current_product(
-        self, client: TestClient, db: sqlite3.Connection
+        self, client: TestClient, db: Database
     ) -> None:
         id = criar(client, db)
         client.put(f"/produtos/{id}", json=CANECA)

@@ -11,6 +11,7 @@ def test_with_no_variables_the_defaults_are_a_local_sqlite_file() -> None:
     assert settings.sqlite_path == "./catalogo.db"
     assert settings.page_size == 50
     assert settings.max_body_bytes == 1024 * 1024
+    assert settings.database_pool_size == 10
 
 
 def test_each_variable_is_read() -> None:
@@ -19,10 +20,27 @@ def test_each_variable_is_read() -> None:
             "CATALOGO_DATABASE_URL": "sqlite:////var/lib/catalogo/c.db",
             "CATALOGO_PAGE_SIZE": "20",
             "CATALOGO_MAX_BODY_BYTES": "4096",
+            "CATALOGO_DATABASE_POOL_SIZE": "4",
         }
     )
     assert settings.sqlite_path == "/var/lib/catalogo/c.db"
     assert (settings.page_size, settings.max_body_bytes) == (20, 4096)
+    assert settings.database_pool_size == 4
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql://catalogo:s3nha@db.example:5432/loja", "postgres://localhost/loja"]
+)
+def test_a_postgresql_url_chooses_postgresql(url: str) -> None:
+    settings = Settings.from_env({"CATALOGO_DATABASE_URL": url})
+    assert (settings.database, settings.database_url) == ("postgresql", url)
+
+
+def test_a_refused_url_is_shown_without_its_password() -> None:
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({"CATALOGO_DATABASE_URL": "mysql://loja:s3nha@db/loja"})
+    assert "mysql://loja:***@db/loja" in str(refused.value)
+    assert "s3nha" not in str(refused.value)
 
 
 @pytest.mark.parametrize(
@@ -34,6 +52,9 @@ def test_each_variable_is_read() -> None:
         ({"CATALOGO_PAGE_SIZE": "many"}, "CATALOGO_PAGE_SIZE"),
         ({"CATALOGO_PAGE_SIZE": "0"}, "CATALOGO_PAGE_SIZE"),
         ({"CATALOGO_MAX_BODY_BYTES": "10"}, "CATALOGO_MAX_BODY_BYTES"),
+        ({"CATALOGO_DATABASE_POOL_SIZE": "0"}, "CATALOGO_DATABASE_POOL_SIZE"),
+        ({"CATALOGO_DATABASE_POOL_SIZE": "many"}, "CATALOGO_DATABASE_POOL_SIZE"),
+        ({"CATALOGO_DATABASE_URL": "postgresql:/x"}, "CATALOGO_DATABASE_URL"),
     ],
 )
 def test_a_value_we_cannot_use_is_refused_naming_the_variable(

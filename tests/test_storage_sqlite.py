@@ -11,6 +11,9 @@ from catalogo.produtos import Produto
 from catalogo.settings import Settings
 from catalogo.storage import Cursor, KeyTaken, StorageUnavailable, StoredResponse
 from catalogo.storage.sqlite import SQLiteStorage
+from tests.databases import Database
+
+pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
 
 
 def produto(nome: str) -> Produto:
@@ -30,9 +33,7 @@ def run(settings: Settings, test: Callable[[SQLiteStorage], Awaitable[None]]) ->
     asyncio.run(opened())
 
 
-def test_writes_committed_together_each_get_their_own_id(
-    settings: Settings, db: sqlite3.Connection
-) -> None:
+def test_writes_committed_together_each_get_their_own_id(settings: Settings, db: Database) -> None:
     async def test(storage: SQLiteStorage) -> None:
         criados = await asyncio.gather(*(storage.create(produto(f"p{n}")) for n in range(300)))
         assert sorted(p.id for p in criados if p.id) == list(range(1, 301))
@@ -45,7 +46,7 @@ def test_writes_committed_together_each_get_their_own_id(
 
 
 def test_one_failing_write_does_not_undo_the_others_in_its_batch(
-    settings: Settings, db: sqlite3.Connection
+    settings: Settings, db: Database
 ) -> None:
     async def test(storage: SQLiteStorage) -> None:
         bad = storage._writer.submit(
@@ -67,7 +68,7 @@ def test_one_failing_write_does_not_undo_the_others_in_its_batch(
 
 
 def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(
-    settings: Settings, db: sqlite3.Connection
+    settings: Settings, db: Database
 ) -> None:
     def damaged(connection: sqlite3.Connection) -> None:
         raise sqlite3.DatabaseError("database disk image is malformed")
@@ -95,9 +96,7 @@ def test_pages_walk_the_whole_catalog_newest_first(settings: Settings) -> None:
     run(settings, test)
 
 
-def test_a_claim_taken_over_meanwhile_stores_nothing(
-    settings: Settings, db: sqlite3.Connection
-) -> None:
+def test_a_claim_taken_over_meanwhile_stores_nothing(settings: Settings, db: Database) -> None:
     def answer(criado: Produto) -> StoredResponse:
         return StoredResponse(201, [], b"")
 

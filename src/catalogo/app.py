@@ -39,8 +39,7 @@ from catalogo.resources import (
     ReadyResource,
 )
 from catalogo.settings import Settings
-from catalogo.storage import StorageUnavailable
-from catalogo.storage.sqlite import SQLiteStorage
+from catalogo.storage import StorageUnavailable, open_storage
 
 log = logging.getLogger("catalogo")
 
@@ -85,10 +84,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        migrations.upgrade(settings)  # SQLite migrates itself, for the one-command start
+        if settings.database == "sqlite":
+            migrations.upgrade(settings)  # SQLite migrates itself, for the one-command start
         app.state.schema_head = migrations.head()
-        app.state.storage = SQLiteStorage(settings.sqlite_path)
+        app.state.storage = await open_storage(settings)
         try:
+            await migrations.require_current(app.state.storage)
             yield
         finally:
             await app.state.storage.close()

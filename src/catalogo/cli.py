@@ -1,4 +1,9 @@
-"""`catalogo serve` and `catalogo migrate`: the only entry point, the same locally and in CI."""
+"""`catalogo serve`, `migrate` and `seed`: the only entry point, the same locally and in CI.
+
+SQLite migrates itself before any command, so that one command starts a new catalog.
+PostgreSQL is migrated only by `catalogo migrate`, run once per deployment; `serve` and `seed`
+refuse a schema that is not current, since several instances must never race to change it.
+"""
 
 import argparse
 import asyncio
@@ -6,7 +11,7 @@ import sys
 
 from catalogo import migrations, produtos
 from catalogo.settings import Settings, SettingsError
-from catalogo.storage.sqlite import SQLiteStorage
+from catalogo.storage import StorageUnavailable, open_storage
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -16,7 +21,9 @@ def _parser() -> argparse.ArgumentParser:
         "(default sqlite:///./catalogo.db).",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="migrate the database, then serve HTTP (Granian)")
+    serve = commands.add_parser(
+        "serve", help="serve HTTP (Granian); SQLite is migrated first, PostgreSQL must be current"
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on")
     serve.add_argument("--workers", type=int, default=1, help="worker processes")
@@ -32,16 +39,32 @@ def main(argv: list[str] | None = None) -> None:
         settings = Settings.from_env()
     except SettingsError as erro:
         sys.exit(f"catalogo: {erro}")
-    migrations.upgrade(settings)  # once here, so that workers start on a current schema
-    if args.command == "serve":
-        _serve(args.host, args.port, args.workers)
-    elif args.command == "seed":
-        print(f"catalogo: added {asyncio.run(_seed(settings, args.count))} products")
+    try:
+        if args.command == "migrate" or settings.database == "sqlite":
+            migrations.upgrade(settings)  # once here, so that workers start on a current schema
+        if args.command == "serve":
+            asyncio.run(_check(settings))
+            _serve(args.host, args.port, args.workers)
+        elif args.command == "seed":
+            print(f"catalogo: added {asyncio.run(_seed(settings, args.count))} products")
+    except migrations.SchemaOutdated as erro:
+        sys.exit(f"catalogo: {erro}")
+    except (StorageUnavailable, OSError) as erro:
+        sys.exit(f"catalogo: the database does not answer ({erro})")
+
+
+async def _check(settings: Settings) -> None:
+    storage = await open_storage(settings)
+    try:
+        await migrations.require_current(storage)
+    finally:
+        await storage.close()
 
 
 async def _seed(settings: Settings, count: int) -> int:
-    storage = SQLiteStorage(settings.sqlite_path)
+    storage = await open_storage(settings)
     try:
+        await migrations.require_current(storage)
         return await storage.create_many(produtos.exemplos(count))
     finally:
         await storage.close()

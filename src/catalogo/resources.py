@@ -292,9 +292,10 @@ class ReadyResource(Resource):
         esperada: str | None = request.app.state.schema_head
         versao = await _storage(request).schema_version()  # unreachable: StorageUnavailable, 503
         if versao != esperada:
+            achada = f"está na versão {versao}" if versao else "está vazio"
             raise HTTPException(
                 503,
-                f"O esquema do banco está na versão {versao}, o código espera {esperada}: "
+                f"O esquema do banco {achada}, e o código espera a versão {esperada}: "
                 "rode catalogo migrate.",
                 {"Retry-After": "5"},
             )

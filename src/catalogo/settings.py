@@ -8,6 +8,9 @@ import os
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
+
+_POSTGRESQL_SCHEMES = ("postgresql://", "postgres://")
 
 
 class SettingsError(ValueError):
@@ -19,21 +22,28 @@ class Settings:
     database_url: str = "sqlite:///./catalogo.db"
     page_size: int = 50
     max_body_bytes: int = 1024 * 1024
+    database_pool_size: int = 10
 
     def __post_init__(self) -> None:
-        if (
-            not self.database_url.startswith("sqlite:///")
-            or "?" in self.database_url
-            or self.sqlite_path in ("", ":memory:")
+        sqlite = self.database_url.startswith("sqlite:///")
+        if not (self.database_url.startswith(_POSTGRESQL_SCHEMES) or sqlite) or (
+            sqlite and ("?" in self.database_url or self.sqlite_path in ("", ":memory:"))
         ):
             raise SettingsError(
                 "CATALOGO_DATABASE_URL must look like sqlite:///path/to/file.db, with no "
-                f"?options (got {self.database_url!r})"
+                "?options, or postgresql://user:password@host:port/database (got "
+                f"{_without_password(self.database_url)!r})"
             )
         if not 1 <= self.page_size <= 500:
             raise SettingsError("CATALOGO_PAGE_SIZE must be between 1 and 500")
         if self.max_body_bytes < 1024:
             raise SettingsError("CATALOGO_MAX_BODY_BYTES must be at least 1024")
+        if not 1 <= self.database_pool_size <= 100:
+            raise SettingsError("CATALOGO_DATABASE_POOL_SIZE must be between 1 and 100")
+
+    @property
+    def database(self) -> Literal["sqlite", "postgresql"]:
+        return "sqlite" if self.database_url.startswith("sqlite:") else "postgresql"
 
     @property
     def sqlite_path(self) -> str:
@@ -46,6 +56,9 @@ class Settings:
             database_url=environ.get("CATALOGO_DATABASE_URL", cls.database_url),
             page_size=_whole_number(environ, "CATALOGO_PAGE_SIZE", cls.page_size),
             max_body_bytes=_whole_number(environ, "CATALOGO_MAX_BODY_BYTES", cls.max_body_bytes),
+            database_pool_size=_whole_number(
+                environ, "CATALOGO_DATABASE_POOL_SIZE", cls.database_pool_size
+            ),
         )
 
 
@@ -54,3 +67,15 @@ def _whole_number(environ: Mapping[str, str], variable: str, default: int) -> in
         return int(environ.get(variable, default))
     except ValueError:
         raise SettingsError(f"{variable} must be a whole number") from None
+
+
+def _without_password(url: str) -> str:
+    """The URL as it may be shown in a message or a log: a password never is."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        if parts.password is None:
+            return url
+    except ValueError:  # not even a URL (an unclosed "[", a bad port): show only its scheme
+        return url.partition(":")[0] + ":…"
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))

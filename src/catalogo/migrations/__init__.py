@@ -1,19 +1,32 @@
 """Schema migrations (Alembic), shipped inside the package so `catalogo migrate` needs no files.
 
-SQLite runs every migration inside one `BEGIN IMMEDIATE` transaction: two workers starting at
-once on a new file take turns instead of both creating the table.
+Every migration of one run happens in one transaction that first takes a lock, so that two
+processes migrating one database at once take turns instead of both creating the tables:
+SQLite's `BEGIN IMMEDIATE`, PostgreSQL's advisory lock. PostgreSQL is migrated through
+asyncpg, the driver the app uses, so that both read the URL the same way.
 """
 
+import asyncio
+import functools
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, event
+from sqlalchemy import Connection, create_engine, event
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from catalogo.settings import Settings
+from catalogo.storage import Storage
+
+MIGRATION_LOCK = 0x636174616C6F676F  # "catalogo": the advisory lock every migrate run takes
+
+
+class SchemaOutdated(Exception):
+    """The database's schema is not the one this code needs; the message says what to do."""
 
 
 def _config() -> Config:
@@ -27,11 +40,34 @@ def head() -> str | None:
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
+async def require_current(storage: Storage) -> None:
+    """Refuses a database that is not at `head()`: PostgreSQL is migrated only on request."""
+    current, expected = await storage.schema_version(), head()
+    if current != expected:
+        found = f"at revision {current}" if current else "empty"
+        raise SchemaOutdated(
+            f"the database schema is {found}, this version of catalogo needs {expected}: "
+            "run `catalogo migrate` first"
+        )
+
+
 def upgrade(settings: Settings) -> None:
-    Path(settings.sqlite_path).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(
-        "sqlite://", creator=lambda: sqlite3.connect(settings.sqlite_path, timeout=30)
-    )
+    """Brings the schema to `head()`. Not from inside an event loop: it runs one of its own."""
+    if settings.database == "postgresql":
+        asyncio.run(_upgrade_postgresql(settings.database_url))
+    else:
+        _upgrade_sqlite(settings.sqlite_path)
+
+
+def _migrate(connection: Connection) -> None:
+    config = _config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+def _upgrade_sqlite(path: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(path, timeout=30))
 
     @event.listens_for(engine, "connect")
     def _leave_transactions_to_us(dbapi_connection: Any, _record: Any) -> None:
@@ -43,8 +79,19 @@ def upgrade(settings: Settings) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     try:
-        config = _config()
-        config.attributes["engine"] = engine
-        command.upgrade(config, "head")
+        with engine.begin() as connection:
+            _migrate(connection)
     finally:
         engine.dispose()
+
+
+async def _upgrade_postgresql(url: str) -> None:
+    engine = create_async_engine(
+        "postgresql+asyncpg://", async_creator=functools.partial(asyncpg.connect, url)
+    )
+    try:
+        async with engine.begin() as connection:
+            await connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+            await connection.run_sync(_migrate)
+    finally:
+        await engine.dispose()

@@ -1,9 +1,13 @@
-"""Alembic's entry point: migrate the engine that `catalogo.migrations.upgrade` hands over."""
+"""Alembic's entry point: migrate the connection that `catalogo.migrations` hands over, inside
+the transaction it has already begun (and locked)."""
 
 from alembic import context
 
-engine = context.config.attributes["engine"]
-with engine.begin() as connection:
-    context.configure(connection=connection, render_as_batch=True, transactional_ddl=True)
-    with context.begin_transaction():
-        context.run_migrations()
+connection = context.config.attributes["connection"]
+context.configure(
+    connection=connection,
+    render_as_batch=connection.dialect.name == "sqlite",
+    transactional_ddl=True,
+)
+with context.begin_transaction():
+    context.run_migrations()

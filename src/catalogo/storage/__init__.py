@@ -1,5 +1,9 @@
 """Where products are kept: one small interface, one module per database, SQL only there.
 
+`open_storage(settings)` opens the store that `CATALOGO_DATABASE_URL` names: a SQLite file
+(`sqlite.py`) or a PostgreSQL database (`postgres.py`). Both answer alike, down to the byte:
+the suite runs whole against each. A database that cannot answer now is `StorageUnavailable`.
+
 Pages are keyset pages in list order (newest first): a `Cursor` says "after" or "before" a
 product id, so page 10,000 costs what page 1 costs.
 
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from catalogo.produtos import Produto
+from catalogo.settings import Settings
 
 
 class StorageUnavailable(Exception):
@@ -71,6 +76,24 @@ class Page:
     prev: Cursor | None
 
 
+def page_of(
+    cursor: Cursor, produtos: list[Produto], older: bool, newer: int, anywhere: bool
+) -> Page:
+    """A page and its links, from what lies around it: whether any product is `older` than its
+    last, how many are `newer` than its first (counted up to one page and one more), and, for
+    an empty page, whether the catalog has any product at all (then the way back is page 1)."""
+    if not produtos:
+        paged = cursor.after is not None or cursor.before is not None
+        return Page([], None, Cursor(cursor.limit) if anywhere and paged else None)
+    prev = None
+    if newer > cursor.limit:
+        prev = Cursor(cursor.limit, before=produtos[0].id)
+    elif newer:
+        prev = Cursor(cursor.limit)  # what is newer fits on the first page
+    last = produtos[-1].id
+    return Page(produtos, Cursor(cursor.limit, after=last) if older else None, prev)
+
+
 class Storage(Protocol):
     async def page(self, cursor: Cursor) -> Page: ...
 
@@ -100,3 +123,14 @@ class Storage(Protocol):
     async def schema_version(self) -> str | None: ...
 
     async def close(self) -> None: ...
+
+
+async def open_storage(settings: Settings) -> Storage:
+    """The store the settings name. PostgreSQL's pool connects on first use, not here."""
+    if settings.database == "postgresql":
+        from catalogo.storage.postgres import PostgresStorage
+
+        return await PostgresStorage.open(settings.database_url, settings.database_pool_size)
+    from catalogo.storage.sqlite import SQLiteStorage
+
+    return SQLiteStorage(settings.sqlite_path)

@@ -31,6 +31,7 @@ from catalogo.storage import (
     StorageUnavailable,
     StoredResponse,
     VersionConflict,
+    page_of,
 )
 
 T = TypeVar("T")
@@ -214,25 +215,14 @@ class SQLiteStorage:
             rows = self._read(f"{base} ORDER BY id DESC LIMIT ?", (cursor.limit,))
         if not rows:
             anywhere = self._read("SELECT EXISTS(SELECT 1 FROM produtos)")[0][0]
-            first_page = cursor.after is not None or cursor.before is not None
-            return Page([], None, Cursor(cursor.limit) if anywhere and first_page else None)
-
+            return page_of(cursor, [], False, 0, anywhere)
         first, last = rows[0][0], rows[-1][0]
         older = self._read("SELECT EXISTS(SELECT 1 FROM produtos WHERE id < ?)", (last,))[0][0]
         newer = self._read(
             "SELECT count(*) FROM (SELECT 1 FROM produtos WHERE id > ? LIMIT ?)",
             (first, cursor.limit + 1),
         )[0][0]
-        prev = None
-        if newer > cursor.limit:
-            prev = Cursor(cursor.limit, before=first)
-        elif newer:
-            prev = Cursor(cursor.limit)  # what is newer fits on the first page
-        return Page(
-            [_produto(row) for row in rows],
-            Cursor(cursor.limit, after=last) if older else None,
-            prev,
-        )
+        return page_of(cursor, [_produto(row) for row in rows], older, newer, True)
 
     async def get(self, id: int) -> Produto | None:
         rows = self._read(f"SELECT {_COLUNAS} FROM produtos WHERE id = ?", (id,))
@@ -326,6 +316,8 @@ class SQLiteStorage:
         await self._write("DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL", (key,))
 
     async def schema_version(self) -> str | None:
+        if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'alembic_version'"):
+            return None  # never migrated
         rows = self._read("SELECT version_num FROM alembic_version")
         return str(rows[0][0]) if rows else None
 

@@ -20,9 +20,10 @@ depends_on = None
 
 def upgrade() -> None:
     # Plain ADD COLUMN, valid in SQLite and PostgreSQL alike: a batch (copy-and-move) migration
-    # would rebuild the table and drop its AUTOINCREMENT, letting removed ids come back.
+    # would rebuild the table and drop its AUTOINCREMENT, letting removed ids come back. BIGINT
+    # is SQLite's INTEGER, and in PostgreSQL holds any version a client may name.
     op.execute(
-        "ALTER TABLE produtos ADD COLUMN versao INTEGER NOT NULL DEFAULT 1 CHECK (versao >= 1)"
+        "ALTER TABLE produtos ADD COLUMN versao BIGINT NOT NULL DEFAULT 1 CHECK (versao >= 1)"
     )
     op.create_table(
         "idempotency_keys",

@@ -1,0 +1,275 @@
+"""Products in PostgreSQL: asyncpg and raw SQL, one connection pool per worker process.
+
+PostgreSQL does by itself what sqlite.py does by hand: writers run at once and share disk
+flushes, and a statement is its own transaction. So most calls are one statement in
+autocommit, one round trip; only creation under an idempotency key needs a transaction.
+Prices are NUMERIC(12,2), which asyncpg reads and writes as exact `Decimal`s.
+
+Every wait has a bound, so that no request hangs on a database that does not answer:
+connecting, waiting for a pooled connection, a lock, a statement. Running past one, a lost
+connection or a server that is shutting down or starting is `StorageUnavailable` (a 503 with
+Retry-After); the pool opens new connections by itself once the server is back.
+"""
+
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Collection, Iterable
+from typing import Any, TypeAlias
+
+import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+from catalogo.produtos import Produto
+from catalogo.storage import (
+    Cursor,
+    KeyClaim,
+    KeyTaken,
+    NotFound,
+    Page,
+    StorageUnavailable,
+    StoredResponse,
+    VersionConflict,
+    page_of,
+)
+
+CONNECT_TIMEOUT_S = 5
+ACQUIRE_TIMEOUT_S = 10  # a free connection of the pool, or a new one, within this
+COMMAND_TIMEOUT_S = 12  # on our side, past statement_timeout: for a server that hangs
+SERVER_SETTINGS = {
+    "application_name": "catalogo",
+    "lock_timeout": "5s",  # as long as SQLite's busy_timeout
+    "statement_timeout": "10s",
+}
+KEY_TTL_SECONDS = 24 * 3600
+ABANDONED_AFTER_SECONDS = 60  # a claim this old with no answer was left by a crashed request
+_COLUNAS = "id, nome, descricao, preco, versao"
+_PAGINAS = {
+    "first": "ORDER BY id DESC LIMIT $1",
+    "after": "WHERE id < $2 ORDER BY id DESC LIMIT $1",
+    "before": "WHERE id > $2 ORDER BY id ASC LIMIT $1",
+}
+# One statement, so one snapshot and one round trip: the page, and what lies around it. The
+# LEFT JOIN keeps one row (of NULLs) when the page is empty, to carry `anywhere`.
+_PAGINA = f"""
+WITH pagina AS (SELECT {_COLUNAS} FROM produtos {{where}})
+SELECT p.id, p.nome, p.descricao, p.preco, p.versao,
+    EXISTS (SELECT 1 FROM produtos WHERE id < (SELECT min(id) FROM pagina)),
+    (SELECT count(*) FROM (
+        SELECT 1 FROM produtos WHERE id > (SELECT max(id) FROM pagina) LIMIT $1 + 1
+    ) AS newer),
+    EXISTS (SELECT 1 FROM produtos)
+FROM (VALUES (1)) AS one_row LEFT JOIN pagina AS p ON true
+ORDER BY p.id DESC
+"""
+Connection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
+_UNAVAILABLE = (
+    OSError,  # refused, unreachable, reset
+    TimeoutError,  # connecting, waiting for the pool, or a statement, past its bound
+    asyncpg.PostgresConnectionError,  # a connection lost or refused by the protocol
+    asyncpg.OperatorInterventionError,  # shutting down, starting up, statement_timeout
+    asyncpg.InsufficientResourcesError,  # disk full, too many connections
+    asyncpg.LockNotAvailableError,  # lock_timeout: another session holds the table
+    asyncpg.ReadOnlySQLTransactionError,  # a standby, or a primary being demoted
+)
+
+
+def _produto(row: Any) -> Produto:
+    return Produto.model_construct(
+        id=row[0], nome=row[1], descricao=row[2], preco=row[3], versao=row[4]
+    )
+
+
+def _at_versions(versions: Collection[int] | None, param: int) -> tuple[str, tuple[Any, ...]]:
+    """The SQL condition for an expected version, and its parameter; empty when any will do."""
+    if versions is None:
+        return "", ()
+    return f" AND versao = ANY(${param}::bigint[])", (list(versions),)
+
+
+async def _no_reset(connection: asyncpg.Connection) -> None:
+    """Handlers keep no session state, so a released connection needs no RESET ALL (which
+    costs a round trip per request); asyncpg still rolls back any open transaction."""
+
+
+class PostgresStorage:
+    def __init__(self, pool: "asyncpg.Pool[asyncpg.Record]") -> None:
+        self._pool = pool
+
+    @classmethod
+    async def open(cls, url: str, pool_size: int) -> "PostgresStorage":
+        pool = await asyncpg.create_pool(
+            url,
+            min_size=0,  # so that a worker starts, and /readyz answers, with the server down
+            max_size=pool_size,
+            reset=_no_reset,
+            timeout=CONNECT_TIMEOUT_S,
+            command_timeout=COMMAND_TIMEOUT_S,
+            server_settings=SERVER_SETTINGS,
+        )
+        return cls(pool)
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Connection]:
+        try:
+            async with self._pool.acquire(timeout=ACQUIRE_TIMEOUT_S) as connection:
+                yield connection
+        except _UNAVAILABLE as erro:
+            raise StorageUnavailable(f"{type(erro).__name__}: {erro}") from erro
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[Connection]:
+        async with self._connection() as connection, connection.transaction():
+            yield connection
+
+    async def _fetch(self, sql: str, *params: Any) -> list[Any]:
+        async with self._connection() as connection:
+            rows: list[Any] = await connection.fetch(sql, *params)
+            return rows
+
+    async def page(self, cursor: Cursor) -> Page:
+        if cursor.before is not None:
+            rows = await self._fetch(
+                _PAGINA.format(where=_PAGINAS["before"]), cursor.limit, cursor.before
+            )
+        elif cursor.after is not None:
+            rows = await self._fetch(
+                _PAGINA.format(where=_PAGINAS["after"]), cursor.limit, cursor.after
+            )
+        else:
+            rows = await self._fetch(_PAGINA.format(where=_PAGINAS["first"]), cursor.limit)
+        produtos = [_produto(row) for row in rows if row[0] is not None]
+        older, newer, anywhere = rows[0][5], rows[0][6], rows[0][7]
+        return page_of(cursor, produtos, older, newer, anywhere)
+
+    async def get(self, id: int) -> Produto | None:
+        rows = await self._fetch(f"SELECT {_COLUNAS} FROM produtos WHERE id = $1", id)
+        return _produto(rows[0]) if rows else None
+
+    async def create(self, produto: Produto) -> Produto:
+        async with self._connection() as connection:
+            return await _insert(connection, produto)
+
+    async def create_many(self, produtos: Iterable[Produto]) -> int:
+        """Adds products with one COPY: for seeding demos and benchmarks, not for requests."""
+        rows = ((p.nome, p.descricao, p.preco) for p in produtos)
+        async with self._connection() as connection:
+            status = await connection.copy_records_to_table(
+                "produtos", records=rows, columns=["nome", "descricao", "preco"]
+            )
+        return int(status.split()[-1])  # "COPY 25"
+
+    async def update(
+        self, id: int, produto: Produto, versions: Collection[int] | None = None
+    ) -> Produto:
+        condition, extra = _at_versions(versions, 5)
+        async with self._connection() as connection:
+            versao = await connection.fetchval(
+                "UPDATE produtos SET nome = $2, descricao = $3, preco = $4, versao = versao + 1 "
+                f"WHERE id = $1{condition} RETURNING versao",
+                id,
+                produto.nome,
+                produto.descricao,
+                produto.preco,
+                *extra,
+            )
+            if versao is None:
+                raise await _why_not(connection, id)
+        return produto.model_copy(update={"id": id, "versao": versao})
+
+    async def delete(self, id: int, versions: Collection[int] | None = None) -> Produto:
+        condition, extra = _at_versions(versions, 2)
+        async with self._connection() as connection:
+            row = await connection.fetchrow(
+                f"DELETE FROM produtos WHERE id = $1{condition} RETURNING {_COLUNAS}", id, *extra
+            )
+            if row is None:
+                raise await _why_not(connection, id)
+        return _produto(row)
+
+    async def claim_key(self, key: str, fingerprint: str) -> KeyClaim:
+        now = time.time()
+        async with self._connection() as connection:
+            await connection.execute(
+                "DELETE FROM idempotency_keys WHERE created_at < $1", now - KEY_TTL_SECONDS
+            )
+            # New, or taken over from a request that crashed: one statement, so two requests
+            # with the same key can never both claim it.
+            claimed = await connection.fetchval(
+                "INSERT INTO idempotency_keys AS k (key, fingerprint, created_at) "
+                "VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET "
+                "fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at "
+                "WHERE k.status IS NULL AND k.created_at < $4 RETURNING true",
+                key,
+                fingerprint,
+                now,
+                now - ABANDONED_AFTER_SECONDS,
+            )
+            if claimed:
+                return KeyClaim("claimed", claimed_at=now)
+            row = await connection.fetchrow(
+                "SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE key = $1",
+                key,
+            )
+        if row is None:  # released by its failed request just now: a retry may claim it
+            return KeyClaim("in_progress")
+        if row[0] != fingerprint:
+            return KeyClaim("other_request")
+        if row[1] is None:
+            return KeyClaim("in_progress")
+        headers = [(name, value) for name, value in json.loads(row[2])]
+        return KeyClaim("answered", StoredResponse(row[1], headers, row[3]))
+
+    async def create_once(
+        self,
+        produto: Produto,
+        claim: tuple[str, float],
+        answer: Callable[[Produto], StoredResponse],
+    ) -> StoredResponse:
+        key, claimed_at = claim
+        async with self._transaction() as connection:
+            response = answer(await _insert(connection, produto))
+            kept = await connection.execute(
+                "UPDATE idempotency_keys SET status = $1, headers = $2, body = $3 "
+                "WHERE key = $4 AND created_at = $5 AND status IS NULL",
+                response.status,
+                json.dumps(response.headers),
+                response.body,
+                key,
+                claimed_at,
+            )
+            if kept != "UPDATE 1":
+                raise KeyTaken(key)  # leaving the transaction rolls the new product back
+        return response
+
+    async def release_key(self, key: str) -> None:
+        async with self._connection() as connection:
+            await connection.execute(
+                "DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL", key
+            )
+
+    async def schema_version(self) -> str | None:
+        try:
+            rows = await self._fetch("SELECT version_num FROM alembic_version")
+        except asyncpg.UndefinedTableError:
+            return None  # never migrated
+        return str(rows[0][0]) if rows else None
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+
+async def _insert(connection: Connection, produto: Produto) -> Produto:
+    rows = await connection.fetch(
+        "INSERT INTO produtos (nome, descricao, preco) VALUES ($1, $2, $3) RETURNING id, versao",
+        produto.nome,
+        produto.descricao,
+        produto.preco,
+    )
+    return produto.model_copy(update={"id": rows[0][0], "versao": rows[0][1]})
+
+
+async def _why_not(connection: Connection, id: int) -> Exception:
+    """Why a write that named a product changed no row: it is gone, or it has moved on."""
+    row = await connection.fetchrow(f"SELECT {_COLUNAS} FROM produtos WHERE id = $1", id)
+    return VersionConflict(_produto(row)) if row else NotFound()

@@ -1,0 +1,187 @@
+"""The databases the suite runs on, and a connection of the tests' own to each.
+
+Every test that touches storage runs twice: on a SQLite file and on a PostgreSQL database of
+its own, made from a migrated template in a few milliseconds. The tests read what was stored
+through `Database`, a plain DB-API connection (sqlite3, psycopg) outside the app, with SQL
+written once: `?` placeholders, and `db.centavos` for a price in cents.
+"""
+
+import functools
+import itertools
+import os
+import sqlite3
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+import psycopg
+import psycopg.errors
+import pytest
+
+POSTGRESQL_URL = os.environ.get(
+    "CATALOGO_TEST_POSTGRESQL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+STRICT = os.environ.get("CATALOGO_TEST_STRICT") == "1"
+
+
+def unavailable(what: str) -> NoReturn:
+    """Skips a test that needs something this machine lacks, saying how to get it. Under
+    CATALOGO_TEST_STRICT=1 (CI) that is a failure instead: CI must run every test."""
+    if STRICT:
+        pytest.fail(f"{what} (CATALOGO_TEST_STRICT=1: nothing may be skipped)")
+    pytest.skip(what)
+
+
+class Database:
+    """What the app stored, seen from outside it, through a connection of the test's own."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.backend = "sqlite" if url.startswith("sqlite:") else "postgresql"
+        self._connection: Any
+        self.IntegrityError: type[Exception]
+        if self.backend == "sqlite":
+            path = urllib.parse.unquote(url.removeprefix("sqlite:///"))
+            self._connection = sqlite3.connect(path, isolation_level=None)
+            self.centavos = "preco_centavos"
+            self.IntegrityError = sqlite3.IntegrityError
+        else:
+            self._connection = psycopg.connect(url, autocommit=True)
+            self.centavos = "(preco * 100)::bigint"
+            self.IntegrityError = psycopg.IntegrityError
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Runs SQL written with `?` placeholders on either database; returns the cursor."""
+        if self.backend == "postgresql":
+            sql = sql.replace("?", "%s")
+        return self._connection.execute(sql, params)
+
+    def insert(self, nome: str, centavos: int) -> None:
+        """Stores a product behind the app's back, as any other program could."""
+        if self.backend == "sqlite":
+            sql = "INSERT INTO produtos (nome, preco_centavos) VALUES (?, ?)"
+        else:
+            sql = "INSERT INTO produtos (nome, preco) VALUES (?, ?::numeric / 100)"
+        self.execute(sql, (nome, centavos))
+
+    def tables(self) -> list[str]:
+        if self.backend == "sqlite":
+            sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        else:
+            sql = "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        return sorted(row[0] for row in self.execute(sql))
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Another session holds the write lock: SQLite's whole file, PostgreSQL's table (reads
+        go on, as they do under SQLite's lock in WAL mode)."""
+        if self.backend == "sqlite":
+            self.execute("BEGIN EXCLUSIVE")
+        else:
+            self.execute("BEGIN")
+            self.execute("LOCK TABLE produtos, idempotency_keys IN EXCLUSIVE MODE")
+        try:
+            yield
+        finally:
+            self.execute("ROLLBACK")
+
+    def writes(self) -> object:
+        """A mark that changes whenever someone else writes to the database."""
+        if self.backend == "sqlite":
+            self.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return self.execute("PRAGMA data_version").fetchone()
+        if "escritas" not in self.tables():
+            self.execute("CREATE TABLE escritas (tabela text)")
+            self.execute(
+                "CREATE FUNCTION anotar() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$ BEGIN INSERT INTO escritas VALUES (TG_TABLE_NAME); RETURN NULL; END $$"
+            )
+            for tabela in ("produtos", "idempotency_keys", "alembic_version"):
+                self.execute(
+                    f"CREATE TRIGGER anotar AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE "
+                    f"ON {tabela} FOR EACH STATEMENT EXECUTE FUNCTION anotar()"
+                )
+        return self.execute("SELECT count(*) FROM escritas").fetchone()
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+# What a test could change in a database besides its rows; a database that still matches its
+# template here is wiped and given to the next test, which is 50 times faster than a new copy.
+_SHAPE = """
+SELECT (SELECT string_agg(version_num, ',') FROM alembic_version),
+    (SELECT string_agg(relname || ':' || relkind::text, ',' ORDER BY relname) FROM pg_class
+        WHERE relnamespace = 'public'::regnamespace),
+    (SELECT count(*) FROM pg_proc WHERE pronamespace = 'public'::regnamespace),
+    (SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal)
+"""
+
+
+class PostgreSQLServer:
+    """A server the suite makes databases on, each dropped, or wiped for reuse, after its test."""
+
+    _numbers = itertools.count()
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._wiped: dict[str, list[str]] = {}  # template: databases made from it, now empty
+
+    @classmethod
+    def reachable(cls, url: str = POSTGRESQL_URL) -> "PostgreSQLServer":
+        try:
+            psycopg.connect(url, connect_timeout=5).close()
+        except psycopg.OperationalError as erro:
+            unavailable(
+                f"PostgreSQL is not reachable at {url} ({str(erro).strip()}): start it, or point "
+                "CATALOGO_TEST_POSTGRESQL at a server where this user may create databases, "
+                "to run the PostgreSQL half of the suite"
+            )
+        return cls(url)
+
+    def create(self, template: str | None = None, name: str | None = None) -> str:
+        """A new database, empty or a copy of the database at URL `template`; returns its URL."""
+        name = name or f"catalogo_test_{os.getpid()}_{next(self._numbers)}"
+        copy = f" TEMPLATE {_name(template)}" if template else ""
+        self._run(f"CREATE DATABASE {name}{copy}")
+        return urllib.parse.urlsplit(self.url)._replace(path=f"/{name}").geturl()
+
+    def copy(self, template: str) -> str:
+        """A database as `template` is: a new copy, or one that a finished test gave back."""
+        wiped = self._wiped.setdefault(template, [])
+        return wiped.pop() if wiped else self.create(template)
+
+    def give_back(self, url: str, template: str) -> None:
+        """Wipes a copy of `template` for the next test, or drops it if its schema changed."""
+        with psycopg.connect(url, autocommit=True) as connection:
+            try:
+                shape = connection.execute(_SHAPE).fetchone()
+            except psycopg.errors.UndefinedTable:  # the test dropped alembic_version
+                shape = None
+            if shape is not None and shape == self._shape(template):
+                connection.execute("TRUNCATE produtos, idempotency_keys RESTART IDENTITY")
+                self._wiped[template].append(url)
+                return
+        self.drop(url)
+
+    @functools.cache  # noqa: B019 - one server object per session
+    def _shape(self, template: str) -> tuple[Any, ...] | None:
+        with psycopg.connect(template) as connection:
+            return connection.execute(_SHAPE).fetchone()
+
+    def drop(self, url: str) -> None:
+        self._run(f"DROP DATABASE IF EXISTS {_name(url)} WITH (FORCE)")
+
+    def drop_wiped(self) -> None:
+        for url in itertools.chain.from_iterable(self._wiped.values()):
+            self.drop(url)
+        self._wiped.clear()
+
+    def _run(self, sql: str) -> None:
+        with psycopg.connect(self.url, autocommit=True) as admin:
+            admin.execute(sql.encode())  # names made here, never from input
+
+
+def _name(url: str) -> str:
+    return urllib.parse.urlsplit(url).path.removeprefix("/")

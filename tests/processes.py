@@ -1,0 +1,137 @@
+"""Real processes the tests start and stop: `catalogo serve`, and a PostgreSQL server of their
+own, which, unlike the machine's, a test may stop to see what the service does without it."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx2
+
+from tests.databases import PostgreSQLServer, unavailable
+
+CATALOGO = str(Path(sys.executable).with_name("catalogo"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def catalogo(database: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Runs a `catalogo` command to its end."""
+    env = {**os.environ, "CATALOGO_DATABASE_URL": database}
+    return subprocess.run([CATALOGO, *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def start_serving(
+    database: str, log: Path, *args: str, port: int | None = None
+) -> tuple[str, subprocess.Popen[bytes]]:
+    """Starts `catalogo serve` in its own process group and waits until it answers."""
+    port = port or free_port()
+    env = {**os.environ, "CATALOGO_DATABASE_URL": database}
+    with log.open("ab") as output:
+        process = subprocess.Popen(
+            [CATALOGO, "serve", "--port", str(port), *args],
+            env=env,
+            start_new_session=True,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx2.get(f"{base}/produtos").status_code == 200:
+                return base, process
+        except httpx2.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop(process)
+            raise RuntimeError(f"catalogo serve did not start:\n{log.read_text()}")
+        time.sleep(0.1)
+
+
+def stop(process: subprocess.Popen[bytes], how: signal.Signals = signal.SIGTERM) -> None:
+    """Stops a process and its children: SIGTERM lets the server finish what it has begun."""
+    if process.poll() is None:
+        os.killpg(process.pid, how)
+    process.wait(timeout=30)
+
+
+@contextmanager
+def serving(database: str, logs: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    base, process = start_serving(database, logs / "serve.log", *args)
+    try:
+        yield base, process
+    finally:
+        stop(process)
+
+
+class OwnPostgreSQL:
+    """A PostgreSQL server in a temporary folder, on a free loopback port, from the machine's
+    own binaries (Debian's `postgresql` package). As root it runs as the `postgres` user,
+    since PostgreSQL refuses to run as root."""
+
+    def __init__(self) -> None:
+        bindir = _bindir()
+        if bindir is None:
+            unavailable(
+                "PostgreSQL's server programs (initdb, pg_ctl) are not installed: "
+                "apt-get install postgresql, to run the tests that stop a database"
+            )
+        self._bin = bindir
+        self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        self.folder = Path(tempfile.mkdtemp(prefix="catalogo-postgresql-"))
+        if self._as:
+            shutil.chown(self.folder, "postgres", "postgres")
+        self.port = free_port()
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        self._run("initdb", "-D", "data", "-U", "postgres", "-A", "trust", "-E", "UTF8")
+        self.start()
+
+    def _run(self, program: str, *args: str) -> None:
+        subprocess.run(
+            [*self._as, str(self._bin / program), *args],
+            cwd=self.folder,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
+        self._run("pg_ctl", "-D", "data", "-o", options, "-l", "log", "-w", "start")
+
+    def stop(self) -> None:
+        """A fast shutdown, as an administrator's: sessions are ended, nothing is lost."""
+        self._run("pg_ctl", "-D", "data", "-m", "fast", "-w", "stop")
+
+    def server(self) -> PostgreSQLServer:
+        return PostgreSQLServer(self.url)
+
+    def remove(self) -> None:
+        subprocess.run(
+            [*self._as, str(self._bin / "pg_ctl"), "-D", "data", "-m", "immediate", "stop"],
+            cwd=self.folder,
+            capture_output=True,
+            timeout=60,
+        )
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _bindir() -> Path | None:
+    if shutil.which("pg_config"):
+        found = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True)
+        if found.returncode == 0 and (Path(found.stdout.strip()) / "initdb").exists():
+            return Path(found.stdout.strip())
+    pg_ctl = shutil.which("pg_ctl")
+    return Path(pg_ctl).resolve().parent if pg_ctl else None
