@@ -54,7 +54,7 @@ class Database:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """Runs SQL written with `?` placeholders on either database; returns the cursor."""
         if self.backend == "postgresql":
-            sql = sql.replace("?", "%s")
+            sql = sql.replace("%", "%%").replace("?", "%s")
         return self._connection.execute(sql, params)
 
     def insert(self, nome: str, centavos: int) -> None:

@@ -1,0 +1,291 @@
+"""The deployment recipe of deploy/, brought up on loopback: three `catalogo serve` instances
+behind the real HAProxy with deploy/haproxy.cfg as it ships, on one real PostgreSQL. Nothing
+acknowledged is lost and nothing is stale, whichever instance a request reaches."""
+
+import csv
+import grp
+import io
+import os
+import pwd
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from catalogo import migrations
+from catalogo.settings import Settings
+from tests.databases import Database, unavailable
+from tests.processes import OwnPostgreSQL, free_port, start_serving, stop
+
+pytestmark = pytest.mark.postgresql
+
+HAPROXY_CFG = Path(__file__).parent.parent / "deploy" / "haproxy.cfg"
+JSON = {"accept": "application/json"}
+
+
+@dataclass
+class Stack:
+    database: str
+    balancer: str
+    status: str
+    instances: list[str]
+    processes: list[subprocess.Popen[bytes]]
+    logs: Path
+
+    def db(self) -> "closing[Database]":
+        return closing(Database(self.database))
+
+    def servers(self) -> dict[tuple[str, str], dict[str, str]]:
+        """HAProxy's own view of each server: its state (UP, DOWN) and counters."""
+        text = httpx2.get(f"{self.status}/;csv").text.removeprefix("# ")
+        return {(row["pxname"], row["svname"]): row for row in csv.DictReader(io.StringIO(text))}
+
+    def restart(self, n: int) -> None:
+        port = int(self.instances[n].rsplit(":", 1)[1])
+        _, self.processes[n] = start_serving(self.database, self.logs / "serve.log", port=port)
+        eventually(lambda: self.servers()[("ready", f"catalogo{n + 1}")]["status"] == "UP")
+
+
+def eventually(condition: Callable[[], bool], seconds: float = 30) -> None:
+    """Waits for something HAProxy or the pool does on its own schedule (checks every second)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not within the time allowed"
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def stack(
+    own_postgresql: OwnPostgreSQL, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    haproxy = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")
+    if haproxy is None:
+        unavailable("HAProxy is not installed: apt-get install haproxy, to test deploy/")
+    logs = tmp_path_factory.mktemp("deploy")
+    server = own_postgresql.server()
+    database = server.create()
+    migrations.upgrade(Settings(database_url=database))
+    ports = [free_port() for _ in range(3)]
+    started = [start_serving(database, logs / "serve.log", port=port) for port in ports]
+    balancer, status = free_port(), free_port()
+    env = {
+        **os.environ,
+        "CATALOGO_LB_BIND": f"127.0.0.1:{balancer}",
+        "CATALOGO_LB_STATUS": f"127.0.0.1:{status}",
+        "CATALOGO_LB_USER": pwd.getpwuid(os.getuid()).pw_name,
+        "CATALOGO_LB_GROUP": grp.getgrgid(os.getgid()).gr_name,
+        **{f"CATALOGO_APP{n + 1}": f"127.0.0.1:{port}" for n, port in enumerate(ports)},
+    }
+    with (logs / "haproxy.log").open("wb") as log:
+        lb = subprocess.Popen(
+            [haproxy, "-db", "-f", str(HAPROXY_CFG)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    stack = Stack(
+        database,
+        f"http://127.0.0.1:{balancer}",
+        f"http://127.0.0.1:{status}",
+        [base for base, _ in started],
+        [process for _, process in started],
+        logs,
+    )
+    try:
+        eventually(lambda: _all_up(stack))
+        yield stack
+    finally:
+        stop(lb)
+        for process in stack.processes:
+            stop(process)
+        server.drop(database)
+
+
+def _all_up(stack: Stack) -> bool:
+    try:
+        servers = stack.servers()
+    except httpx2.TransportError:
+        return False
+    states = [row["status"] for (px, sv), row in servers.items() if sv.startswith("catalogo")]
+    return states == ["UP"] * 6
+
+
+def _served(stack: Stack) -> dict[str, int]:
+    """How many requests each instance has been given so far."""
+    return {sv: int(row["stot"]) for (px, sv), row in stack.servers().items() if px == "ready"}
+
+
+def criar(client: httpx2.Client, nome: str) -> httpx2.Response:
+    return client.post("/produtos", data={"produto.nome": nome, "produto.preco": "9,90"})
+
+
+def test_what_one_instance_writes_every_other_reads_at_once(stack: Stack) -> None:
+    first, *others = stack.instances
+    created = httpx2.post(f"{first}/produtos", json={"nome": "Caneca", "preco": "29.90"})
+    assert created.status_code == 201
+    path = created.headers["location"]
+    for base in [*others, stack.balancer]:
+        assert httpx2.get(f"{base}{path}", headers=JSON).json() == created.json()
+        assert "Caneca" in httpx2.get(f"{base}/produtos").text
+
+    updated = httpx2.put(
+        f"{others[0]}{path}",
+        json={"nome": "Caneca azul", "preco": "31"},
+        headers={**JSON, "if-match": created.headers["etag"]},
+    )
+    assert updated.status_code == 200
+    for base in [first, others[1], stack.balancer]:
+        seen = httpx2.get(f"{base}{path}", headers=JSON)
+        assert (seen.json()["nome"], seen.headers["etag"]) == ("Caneca azul", '"2-json"')
+
+
+def test_thirty_creates_at_once_through_the_balancer_make_exactly_thirty_products(
+    stack: Stack,
+) -> None:
+    with stack.db() as db:
+        before = db.execute("SELECT count(*) FROM produtos").fetchone()[0]
+    served = {
+        name: int(row["stot"]) for (px, name), row in stack.servers().items() if px == "ready"
+    }
+    statuses: list[int] = []
+    start = threading.Barrier(30)
+
+    def create(n: int) -> None:
+        with httpx2.Client(base_url=stack.balancer, timeout=30) as client:
+            start.wait()
+            statuses.append(criar(client, f"lote {n}").status_code)
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in range(30)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [303] * 30
+    with stack.db() as db:
+        rows = db.execute("SELECT nome FROM produtos WHERE nome LIKE 'lote %'").fetchall()
+        assert sorted(r[0] for r in rows) == sorted(f"lote {n}" for n in range(30))
+        assert db.execute("SELECT count(*) FROM produtos").fetchone()[0] == before + 30
+    after = _served(stack)
+    assert all(after[n] > served[n] for n in served)  # the balancer spread them
+
+
+def test_editors_on_different_instances_never_lose_an_update(stack: Stack) -> None:
+    """Each editor adds 1 to the price, read-modify-write with If-Match, retrying on 412."""
+    created = httpx2.post(f"{stack.instances[0]}/produtos", json={"nome": "Contador", "preco": "1"})
+    path = created.headers["location"]
+    rounds = 15
+
+    together = threading.Barrier(3)  # the first round starts from one version, so they collide
+
+    def edit(base: str, tally: list[int]) -> None:
+        with httpx2.Client(base_url=base, headers=JSON, timeout=30) as client:
+            done = 0
+            while done < rounds:
+                current = client.get(path)
+                if done == tally[0] == 0:
+                    together.wait()
+                preco = int(float(current.json()["preco"])) + 1
+                saved = client.put(
+                    path,
+                    json={"nome": "Contador", "preco": str(preco)},
+                    headers={"if-match": current.headers["etag"]},
+                )
+                assert saved.status_code in (200, 412), saved.text
+                done += saved.status_code == 200
+                tally[0] += saved.status_code == 412
+
+    conflicts = [[0] for _ in stack.instances]
+    editors = [
+        threading.Thread(target=edit, args=(base, tally))
+        for base, tally in zip(stack.instances, conflicts, strict=True)
+    ]
+    for editor in editors:
+        editor.start()
+    for editor in editors:
+        editor.join()
+    final = httpx2.get(f"{stack.balancer}{path}", headers=JSON)
+    assert final.json()["preco"] == f"{1 + 3 * rounds}.00"
+    assert final.json()["versao"] == 1 + 3 * rounds
+    assert sum(t[0] for t in conflicts) > 0  # the editors did collide, and were told so
+
+
+def test_stopping_an_instance_loses_no_acknowledged_write_and_traffic_goes_around_it(
+    stack: Stack,
+) -> None:
+    """Writers create without pause, as scripts do: with an Idempotency-Key, sending again when a
+    connection breaks. An instance stops (SIGTERM, as systemd stops a unit) in the middle."""
+    acknowledged: list[str] = []
+    answers: list[int] = []
+    broken: list[httpx2.TransportError] = []
+    stopping, done = threading.Event(), threading.Event()
+
+    def keep_creating(writer: int) -> None:
+        with httpx2.Client(base_url=stack.balancer, timeout=30) as client:
+            n = 0
+            while not done.is_set():
+                nome = f"escritor {writer} nº {n}"
+                for _ in range(5):
+                    try:
+                        response = client.post(
+                            "/produtos",
+                            data={"produto.nome": nome, "produto.preco": "9,90"},
+                            headers={"idempotency-key": f"{writer}-{n}"},
+                        )
+                        break
+                    except httpx2.TransportError as erro:  # no answer: the write may or may not
+                        broken.append(erro)  # have happened, and the key makes resending safe
+                else:
+                    pytest.fail(f"five broken connections in a row: {broken[-5:]}")
+                answers.append(response.status_code)
+                if response.status_code == 303:
+                    acknowledged.append(nome)
+                n += 1
+                if n == 20:
+                    stopping.set()
+
+    writers = [threading.Thread(target=keep_creating, args=(w,)) for w in range(4)]
+    for writer in writers:
+        writer.start()
+    stopping.wait(timeout=30)
+    stop(stack.processes[1])
+    eventually(lambda: stack.servers()[("ready", "catalogo2")]["status"].startswith("DOWN"))
+    time.sleep(1)
+    done.set()
+    for writer in writers:
+        writer.join()
+
+    assert set(answers) == {303}
+    with stack.db() as db:
+        rows = db.execute("SELECT nome FROM produtos WHERE nome LIKE 'escritor %'").fetchall()
+    assert sorted(r[0] for r in rows) == sorted(acknowledged)  # each once: none lost, none twice
+    with httpx2.Client(base_url=stack.balancer) as client:
+        assert [criar(client, f"depois {n}").status_code for n in range(10)] == [303] * 10
+    stack.restart(1)
+
+
+def test_with_the_database_down_the_site_answers_503_and_comes_back_by_itself(
+    stack: Stack, own_postgresql: OwnPostgreSQL
+) -> None:
+    with httpx2.Client(base_url=stack.balancer, timeout=30) as client:
+        own_postgresql.stop()
+        try:
+            eventually(lambda: stack.servers()[("ready", "BACKEND")]["status"] == "DOWN")
+            page = client.get("/produtos")
+            problem = client.post("/produtos", json={"nome": "X", "preco": "1"}, headers=JSON)
+        finally:
+            own_postgresql.start()
+        assert (page.status_code, page.headers["retry-after"]) == (503, "5")
+        assert "Serviço indisponível" in page.text  # the app's own page, not HAProxy's
+        assert (problem.status_code, problem.headers["retry-after"]) == (503, "5")
+        assert problem.headers["content-type"] == "application/problem+json"
+
+        eventually(lambda: client.get("/produtos").status_code == 200)
+        assert criar(client, "de volta").status_code == 303
