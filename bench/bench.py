@@ -1,4 +1,5 @@
-"""Load benchmark: catalogo against the ceiling of its own stack, both on one pinned core.
+"""Load benchmark: catalogo against the ceiling of its own stack, both on one pinned core;
+then PostgreSQL against SQLite, case by case, with one worker and with two.
 
 For each catalog size N it seeds a fresh SQLite file (`catalogo seed N`), starts the real
 `catalogo serve` (one worker) and the ceiling (a bare ASGI app with a constant body of the
@@ -7,10 +8,16 @@ core 1, 64 connections. Rounds alternate the ceiling with every case, so that a 
 neighbour hurts both alike; the table reports medians and the ratio to the ceiling of the same
 run. Never compare absolute figures across runs: these machines are shared.
 
+The PostgreSQL part seeds a SQLite file and a PostgreSQL database alike and runs the edit page
+and create on each, alternating them within every round. One worker is pinned to core 0 as
+above; two workers are not pinned. PostgreSQL's own processes are never pinned: they share the
+machine's two cores with the workers and wrk, as they would on one machine.
+
 Run through `bench/run`, which installs wrk and the project first.
 """
 
 import argparse
+import asyncio
 import datetime
 import json
 import os
@@ -23,9 +30,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import asyncpg
 
 HERE = Path(__file__).resolve().parent
 LUA = HERE / "lua"
@@ -45,6 +55,7 @@ class Case:
 
 
 CEILING = Case("ceiling (bare ASGI, same size as the edit page)", "get.lua", "/")
+POSTGRESQL_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 CASES = [
     Case("edit page `GET /produtos/{id}`", "edit.lua", "/", takes_highest_id=True),
     Case("list, first page `GET /produtos`", "get.lua", "/produtos"),
@@ -92,10 +103,12 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
     sys.exit(f"bench: server did not start ({url})")
 
 
-def start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+def start(
+    command: list[str], env: dict[str, str], log: Path, pinned: bool = True
+) -> subprocess.Popen[bytes]:
     with log.open("ab") as output:
         return subprocess.Popen(
-            ["taskset", "-c", SERVER_CORE, *command],
+            [*(["taskset", "-c", SERVER_CORE] if pinned else []), *command],
             env=env,
             stdout=output,
             stderr=subprocess.STDOUT,
@@ -150,10 +163,16 @@ def record(into: Figures, figures: dict[str, int]) -> None:
     into.failures += figures["errors"] + figures["bad_status"]
 
 
-def run_size(n: int, rounds: int, seconds: int, workdir: Path) -> tuple[dict[str, Figures], float]:
-    database = workdir / f"catalogo-{n}.db"
-    env = {**os.environ, "CATALOGO_DATABASE_URL": f"sqlite:///{database}"}
+def seeded(database_url: str, n: int) -> dict[str, str]:
+    """The environment of a catalog of N products at `database_url`, migrated and seeded."""
+    env = {**os.environ, "CATALOGO_DATABASE_URL": database_url}
+    subprocess.run([CATALOGO, "migrate"], env=env, check=True, capture_output=True)
     subprocess.run([CATALOGO, "seed", str(n)], env=env, check=True, capture_output=True)
+    return env
+
+
+def run_size(n: int, rounds: int, seconds: int, workdir: Path) -> tuple[dict[str, Figures], float]:
+    env = seeded(f"sqlite:///{workdir / f'catalogo-{n}.db'}", n)
 
     port = free_port()
     app = start([CATALOGO, "serve", "--port", str(port)], env, workdir / "catalogo.log")
@@ -202,6 +221,91 @@ def run_size(n: int, rounds: int, seconds: int, workdir: Path) -> tuple[dict[str
     return results, rss
 
 
+BACKEND_CASES = [CASES[0], CASES[4]]  # the edit page and create
+BACKENDS = ("sqlite", "postgresql")
+WORKERS = (1, 2)
+Compared = dict[tuple[str, str, int], Figures]  # (case, backend, workers)
+
+
+def postgresql_database(admin_url: str, name: str, drop: bool = False) -> str:
+    """Creates (or drops) database `name` on the server at `admin_url`; returns its URL."""
+
+    async def run() -> None:
+        connection = await asyncpg.connect(admin_url)
+        try:
+            await connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            if not drop:
+                await connection.execute(f"CREATE DATABASE {name}")
+        finally:
+            await connection.close()
+
+    try:
+        asyncio.run(run())
+    except (OSError, asyncpg.PostgresError) as erro:
+        sys.exit(f"bench: PostgreSQL at {admin_url}: {erro} (or pass --no-postgresql)")
+    return urllib.parse.urlsplit(admin_url)._replace(path=f"/{name}").geturl()
+
+
+def run_backends(n: int, rounds: int, seconds: int, workdir: Path, admin_url: str) -> Compared:
+    """The edit page and create on SQLite and on PostgreSQL, with one worker and with two."""
+    name = f"catalogo_bench_{os.getpid()}"
+    urls = {
+        "sqlite": f"sqlite:///{workdir / f'compare-{n}.db'}",
+        "postgresql": postgresql_database(admin_url, name),
+    }
+    processes: list[subprocess.Popen[bytes]] = []
+    bases: dict[tuple[str, int], str] = {}
+    try:
+        for backend in BACKENDS:
+            env = seeded(urls[backend], n)
+            for workers in WORKERS:
+                port = free_port()
+                command = [CATALOGO, "serve", "--port", str(port), "--workers", str(workers)]
+                log = workdir / f"{backend}-{workers}.log"
+                processes.append(start(command, env, log, pinned=workers == 1))
+                bases[backend, workers] = f"http://127.0.0.1:{port}"
+                wait_until_up(f"{bases[backend, workers]}/produtos/1", processes[-1])
+        results: Compared = {}
+        for case in BACKEND_CASES:
+            for (backend, workers), base in bases.items():
+                wrk(base, case, min(seconds, 2), n)
+                results[case.name, backend, workers] = Figures()
+        for _ in range(rounds):
+            for case in BACKEND_CASES:
+                for (backend, workers), base in bases.items():
+                    record(results[case.name, backend, workers], wrk(base, case, seconds, n))
+    finally:
+        for process in processes:
+            stop(process)
+        postgresql_database(admin_url, name, drop=True)
+    return results
+
+
+def backend_table(all_results: dict[int, Compared]) -> list[str]:
+    lines = [
+        "",
+        "PostgreSQL against SQLite: one worker pinned to core 0, two workers unpinned; "
+        "PostgreSQL's own processes unpinned.",
+        "",
+        "| N | case | workers | SQLite req/s | PostgreSQL req/s | PostgreSQL p50 / p99 ms "
+        "| PostgreSQL / SQLite |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for n, results in all_results.items():
+        for case in BACKEND_CASES:
+            for workers in WORKERS:
+                sqlite = results[case.name, "sqlite", workers]
+                postgresql = results[case.name, "postgresql", workers]
+                lite, pg = statistics.median(sqlite.rps), statistics.median(postgresql.rps)
+                failed = sqlite.failures + postgresql.failures
+                lines.append(
+                    f"| {n:,} | {case.name}{f' ({failed} failed)' if failed else ''} | {workers} "
+                    f"| {lite:,.0f} | {pg:,.0f} | {statistics.median(postgresql.p50_ms):.2f} / "
+                    f"{statistics.median(postgresql.p99_ms):.2f} | {pg / lite:.2f} |"
+                )
+    return lines
+
+
 def machine() -> str:
     cpu = "unknown CPU"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -218,7 +322,10 @@ def machine() -> str:
 
 
 def table(
-    all_results: dict[int, tuple[dict[str, Figures], float]], rounds: int, seconds: int
+    all_results: dict[int, tuple[dict[str, Figures], float]],
+    backends: dict[int, Compared],
+    rounds: int,
+    seconds: int,
 ) -> str:
     lines = [
         f"# catalogo benchmark, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
@@ -250,6 +357,8 @@ def table(
             "",
             f"Deep list page at N = {sizes[-1]:,} vs N = {sizes[0]:,}: {large / small:.2f} times",
         ]
+    if backends:
+        lines += backend_table(backends)
     return "\n".join(lines) + "\n"
 
 
@@ -264,6 +373,14 @@ def main() -> None:
         help="a few seconds on a small catalog, to prove the benchmark runs",
     )
     parser.add_argument("--output", type=Path, help="where to save the table")
+    parser.add_argument(
+        "--postgresql",
+        default=POSTGRESQL_URL,
+        help="a server where the benchmark may create a database (default %(default)s)",
+    )
+    parser.add_argument(
+        "--no-postgresql", action="store_true", help="leave out the PostgreSQL comparison"
+    )
     args = parser.parse_args()
     if args.smoke:
         args.sizes, args.rounds, args.seconds = "300", 1, 1
@@ -274,9 +391,16 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="catalogo-bench-") as workdir:
         results = {n: run_size(n, args.rounds, args.seconds, Path(workdir)) for n in sizes}
-    report = table(results, args.rounds, args.seconds)
+        backends: dict[int, Compared] = {}
+        if not args.no_postgresql:
+            backends = {
+                n: run_backends(n, args.rounds, args.seconds, Path(workdir), args.postgresql)
+                for n in sizes
+            }
+    report = table(results, backends, args.rounds, args.seconds)
     print(report)
     failures = sum(f.failures for r, _ in results.values() for f in r.values())
+    failures += sum(f.failures for r in backends.values() for f in r.values())
     if not args.smoke:
         stamp = f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d-%H%M}"
         output = args.output or HERE / "results" / f"{stamp}-{platform.node()}.md"
