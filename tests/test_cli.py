@@ -111,11 +111,12 @@ def test_serve_refuses_a_postgresql_schema_left_at_an_older_revision(
     assert "at revision 0001, this version of catalogo needs 0002" in result.stderr
 
 
-def test_an_unreachable_database_stops_the_command_with_a_message(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["serve"], ["migrate"], ["seed", "1"]])
+def test_an_unreachable_database_stops_the_command_with_a_message(command: list[str]) -> None:
     port = free_port()  # nothing listens there
-    result = catalogo(f"postgresql://postgres@127.0.0.1:{port}/catalogo", "serve")
+    result = catalogo(f"postgresql://postgres@127.0.0.1:{port}/catalogo", *command)
     assert result.returncode == 1
-    assert result.stderr.startswith("catalogo: ")
+    assert result.stderr.startswith("catalogo: the database does not answer (")
     assert "Traceback" not in result.stderr
 
 

@@ -92,6 +92,23 @@ def test_with_the_server_stopped_every_request_is_a_503_and_it_comes_back_by_its
     db.close()
 
 
+def test_a_database_removed_under_the_service_is_a_503_not_an_error(
+    own_postgresql: OwnPostgreSQL, own_database: str, tmp_path: Path
+) -> None:
+    with (
+        serving(own_database, tmp_path) as (base, _),
+        httpx2.Client(base_url=base, timeout=20) as client,
+    ):
+        assert client.get("/produtos").status_code == 200
+        own_postgresql.server().drop(own_database)  # its sessions are ended, then it is gone
+        answers = [
+            client.get("/produtos"),
+            client.get("/readyz"),
+            client.post("/produtos", data=FORM),
+        ]
+    assert [(a.status_code, a.headers.get("retry-after")) for a in answers] == [(503, "5")] * 3
+
+
 def test_a_server_that_is_not_there_is_unavailable_not_an_error() -> None:
     async def test(storage: Storage) -> None:
         with pytest.raises(StorageUnavailable, match=r"ConnectionRefused|Connect call failed"):

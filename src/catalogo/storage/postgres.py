@@ -12,6 +12,7 @@ Retry-After); the pool opens new connections by itself once the server is back.
 """
 
 import contextlib
+import itertools
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterable
@@ -42,6 +43,7 @@ SERVER_SETTINGS = {
     "statement_timeout": "10s",
 }
 KEY_TTL_SECONDS = 24 * 3600
+SEED_BATCH = 10_000
 ABANDONED_AFTER_SECONDS = 60  # a claim this old with no answer was left by a crashed request
 _COLUNAS = "id, nome, descricao, preco, versao"
 _PAGINAS = {
@@ -71,6 +73,8 @@ _UNAVAILABLE = (
     asyncpg.InsufficientResourcesError,  # disk full, too many connections
     asyncpg.LockNotAvailableError,  # lock_timeout: another session holds the table
     asyncpg.ReadOnlySQLTransactionError,  # a standby, or a primary being demoted
+    asyncpg.InvalidCatalogNameError,  # the database was removed (or renamed)
+    asyncpg.InvalidAuthorizationSpecificationError,  # the password or the user was changed
 )
 
 
@@ -151,13 +155,17 @@ class PostgresStorage:
             return await _insert(connection, produto)
 
     async def create_many(self, produtos: Iterable[Produto]) -> int:
-        """Adds products with one COPY: for seeding demos and benchmarks, not for requests."""
+        """Adds products by COPY, a batch at a time so that no statement runs into the
+        statement timeout: for seeding demos and benchmarks, not for requests."""
         rows = ((p.nome, p.descricao, p.preco) for p in produtos)
+        added = 0
         async with self._connection() as connection:
-            status = await connection.copy_records_to_table(
-                "produtos", records=rows, columns=["nome", "descricao", "preco"]
-            )
-        return int(status.split()[-1])  # "COPY 25"
+            while batch := list(itertools.islice(rows, SEED_BATCH)):
+                status = await connection.copy_records_to_table(
+                    "produtos", records=batch, columns=["nome", "descricao", "preco"]
+                )
+                added += int(status.split()[-1])  # "COPY 10000"
+        return added
 
     async def update(
         self, id: int, produto: Produto, versions: Collection[int] | None = None
