@@ -1,50 +1,23 @@
-"""The PostgreSQL store: a server that stops means a 503 at once, never a hang or a 500, and the
-service comes back with the server, without a restart. Races end as on SQLite: one winner."""
+"""The PostgreSQL store: a server that stops, or a database removed, means a 503 at once, never
+a hang or a 500, and the service comes back with the server, without a restart."""
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterator
-from decimal import Decimal
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
 
 from catalogo import migrations
-from catalogo.produtos import Produto
 from catalogo.settings import Settings
-from catalogo.storage import (
-    KeyTaken,
-    Storage,
-    StorageUnavailable,
-    StoredResponse,
-    VersionConflict,
-    open_storage,
-)
+from catalogo.storage import Storage, StorageUnavailable
 from tests.databases import Database
 from tests.processes import OwnPostgreSQL, free_port, serving
+from tests.test_storage import run
 
 pytestmark = pytest.mark.postgresql
-on_postgresql = pytest.mark.parametrize("backend", ["postgresql"])
 
 FORM = {"produto.nome": "Caneca", "produto.preco": "29,90"}
 JSON = {"accept": "application/json"}
-
-
-def produto(nome: str) -> Produto:
-    return Produto(nome=nome, preco=Decimal("1.50"))
-
-
-def run(database: str, test: Callable[[Storage], Awaitable[None]]) -> None:
-    """Runs `test` against a store opened on `database`, then closes it."""
-
-    async def opened() -> None:
-        storage = await open_storage(Settings(database_url=database))
-        try:
-            await test(storage)
-        finally:
-            await storage.close()
-
-    asyncio.run(opened())
 
 
 @pytest.fixture
@@ -115,42 +88,3 @@ def test_a_server_that_is_not_there_is_unavailable_not_an_error() -> None:
             await storage.get(1)
 
     run(f"postgresql://postgres@127.0.0.1:{free_port()}/catalogo", test)
-
-
-@on_postgresql
-def test_of_twenty_writers_naming_one_version_exactly_one_wins(database: str) -> None:
-    async def test(storage: Storage) -> None:
-        criado = await storage.create(produto("original"))
-        assert criado.id is not None and criado.versao is not None
-        writes = [storage.update(criado.id, produto(f"w{n}"), {criado.versao}) for n in range(20)]
-        results = await asyncio.gather(*writes, return_exceptions=True)
-        winners = [r for r in results if isinstance(r, Produto)]
-        assert len(winners) == 1 and winners[0].versao == 2
-        assert all(isinstance(r, VersionConflict) for r in results if r not in winners)
-
-    run(database, test)
-
-
-@on_postgresql
-def test_of_ten_requests_claiming_one_key_at_once_exactly_one_claims_it(database: str) -> None:
-    async def test(storage: Storage) -> None:
-        claims = await asyncio.gather(*(storage.claim_key("k", "f") for _ in range(10)))
-        assert sorted(c.state for c in claims) == ["claimed"] + ["in_progress"] * 9
-
-    run(database, test)
-
-
-@on_postgresql
-def test_a_claim_taken_over_meanwhile_stores_nothing(database: str, db: Database) -> None:
-    def answer(criado: Produto) -> StoredResponse:
-        return StoredResponse(201, [], b"")
-
-    async def test(storage: Storage) -> None:
-        claim = await storage.claim_key("k", "f")
-        assert claim.state == "claimed" and claim.claimed_at is not None
-        db.execute("UPDATE idempotency_keys SET created_at = created_at + 1")  # someone else's now
-        with pytest.raises(KeyTaken):
-            await storage.create_once(produto("x"), ("k", claim.claimed_at), answer)
-
-    run(database, test)
-    assert db.execute("SELECT count(*) FROM produtos").fetchone() == (0,)

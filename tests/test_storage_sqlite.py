@@ -3,21 +3,16 @@
 import asyncio
 import sqlite3
 from collections.abc import Awaitable, Callable
-from decimal import Decimal
 
 import pytest
 
-from catalogo.produtos import Produto
 from catalogo.settings import Settings
-from catalogo.storage import Cursor, KeyTaken, StorageUnavailable, StoredResponse
+from catalogo.storage import StorageUnavailable
 from catalogo.storage.sqlite import SQLiteStorage
 from tests.databases import Database
+from tests.test_storage import produto
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
-
-
-def produto(nome: str) -> Produto:
-    return Produto(nome=nome, preco=Decimal("1.50"))
 
 
 def run(settings: Settings, test: Callable[[SQLiteStorage], Awaitable[None]]) -> None:
@@ -80,32 +75,3 @@ def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(
 
     run(settings, test)
     assert [r[0] for r in db.execute("SELECT nome FROM produtos")] == ["depois"]
-
-
-def test_pages_walk_the_whole_catalog_newest_first(settings: Settings) -> None:
-    async def test(storage: SQLiteStorage) -> None:
-        await storage.create_many(produto(f"p{n}") for n in range(10))
-        seen: list[int] = []
-        cursor: Cursor | None = Cursor(4)
-        while cursor is not None:
-            page = await storage.page(cursor)
-            seen += [p.id for p in page.produtos if p.id]
-            cursor = page.next
-        assert seen == list(range(10, 0, -1))
-
-    run(settings, test)
-
-
-def test_a_claim_taken_over_meanwhile_stores_nothing(settings: Settings, db: Database) -> None:
-    def answer(criado: Produto) -> StoredResponse:
-        return StoredResponse(201, [], b"")
-
-    async def test(storage: SQLiteStorage) -> None:
-        claim = await storage.claim_key("k", "f")
-        assert claim.state == "claimed" and claim.claimed_at is not None
-        db.execute("UPDATE idempotency_keys SET created_at = created_at + 1")  # someone else's now
-        with pytest.raises(KeyTaken):
-            await storage.create_once(produto("x"), ("k", claim.claimed_at), answer)
-
-    run(settings, test)
-    assert db.execute("SELECT count(*) FROM produtos").fetchone() == (0,)

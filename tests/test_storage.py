@@ -1,0 +1,87 @@
+"""Every store keeps the interface's promises alike: races end with one winner, and a claim on
+an idempotency key is honoured once. Each test runs on SQLite and on PostgreSQL."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from decimal import Decimal
+
+import pytest
+
+from catalogo.produtos import Produto
+from catalogo.settings import Settings
+from catalogo.storage import (
+    Cursor,
+    KeyTaken,
+    Storage,
+    StoredResponse,
+    VersionConflict,
+    open_storage,
+)
+from tests.databases import Database
+
+
+def produto(nome: str) -> Produto:
+    return Produto(nome=nome, preco=Decimal("1.50"))
+
+
+def run(database: str, test: Callable[[Storage], Awaitable[None]]) -> None:
+    """Runs `test` against a store opened on `database`, then closes it."""
+
+    async def opened() -> None:
+        storage = await open_storage(Settings(database_url=database))
+        try:
+            await test(storage)
+        finally:
+            await storage.close()
+
+    asyncio.run(opened())
+
+
+def test_of_twenty_writers_naming_one_version_exactly_one_wins(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        criado = await storage.create(produto("original"))
+        assert criado.id is not None and criado.versao is not None
+        writes = [storage.update(criado.id, produto(f"w{n}"), {criado.versao}) for n in range(20)]
+        results = await asyncio.gather(*writes, return_exceptions=True)
+        winners = [r for r in results if isinstance(r, Produto)]
+        assert len(winners) == 1 and winners[0].versao == 2
+        assert all(isinstance(r, VersionConflict) for r in results if r not in winners)
+
+    run(database, test)
+
+
+def test_of_ten_requests_claiming_one_key_at_once_exactly_one_claims_it(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        claims = await asyncio.gather(*(storage.claim_key("k", "f") for _ in range(10)))
+        assert sorted(c.state for c in claims) == ["claimed"] + ["in_progress"] * 9
+
+    run(database, test)
+
+
+def test_a_claim_taken_over_meanwhile_stores_nothing(database: str, db: Database) -> None:
+    def answer(criado: Produto) -> StoredResponse:
+        return StoredResponse(201, [], b"")
+
+    async def test(storage: Storage) -> None:
+        claim = await storage.claim_key("k", "f")
+        assert claim.state == "claimed" and claim.claimed_at is not None
+        db.execute("UPDATE idempotency_keys SET created_at = created_at + 1")  # someone else's now
+        with pytest.raises(KeyTaken):
+            await storage.create_once(produto("x"), ("k", claim.claimed_at), answer)
+
+    run(database, test)
+    assert db.execute("SELECT count(*) FROM produtos").fetchone() == (0,)
+
+
+def test_pages_walk_the_whole_catalog_newest_first(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        await storage.create_many(produto(f"p{n}") for n in range(10))
+        seen: list[int] = []
+        cursor: Cursor | None = Cursor(4)
+        while cursor is not None:
+            page = await storage.page(cursor)
+            seen += [p.id for p in page.produtos if p.id]
+            cursor = page.next
+        assert seen == list(range(10, 0, -1))
+
+    run(database, test)
