@@ -51,7 +51,7 @@ def own_postgresql() -> Iterator[OwnPostgreSQL]:
 
 @pytest.fixture(scope="session")
 def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """One migrated database per backend, copied for each test: migrating each time is slow."""
+    """A migrated database, copied for each test (`database`): migrating each time is slow."""
     url = f"sqlite:///{tmp_path_factory.mktemp('template') / 'catalogo.db'}"
     migrations.upgrade(Settings(database_url=url))
     return url
@@ -59,6 +59,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="session")
 def postgresql_template(postgresql: PostgreSQLServer) -> Iterator[str]:
+    """The same on PostgreSQL, where the copies are made with CREATE DATABASE ... TEMPLATE."""
     url = postgresql.create()
     migrations.upgrade(Settings(database_url=url))
     yield url

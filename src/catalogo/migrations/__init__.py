@@ -35,6 +35,7 @@ def _config() -> Config:
     return config
 
 
+@functools.cache  # the scripts ship in the package: they cannot change while it runs
 def head() -> str | None:
     """The revision a current schema is at: what /readyz compares the database with."""
     return ScriptDirectory.from_config(_config()).get_current_head()

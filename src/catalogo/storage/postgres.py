@@ -46,11 +46,6 @@ KEY_TTL_SECONDS = 24 * 3600
 SEED_BATCH = 10_000
 ABANDONED_AFTER_SECONDS = 60  # a claim this old with no answer was left by a crashed request
 _COLUNAS = "id, nome, descricao, preco, versao"
-_PAGINAS = {
-    "first": "ORDER BY id DESC LIMIT $1",
-    "after": "WHERE id < $2 ORDER BY id DESC LIMIT $1",
-    "before": "WHERE id > $2 ORDER BY id ASC LIMIT $1",
-}
 # One statement, so one snapshot and one round trip: the page, and what lies around it. The
 # LEFT JOIN keeps one row (of NULLs) when the page is empty, to carry `anywhere`.
 _PAGINA = f"""
@@ -64,6 +59,9 @@ SELECT p.id, p.nome, p.descricao, p.preco, p.versao,
 FROM (VALUES (1)) AS one_row LEFT JOIN pagina AS p ON true
 ORDER BY p.id DESC
 """
+_PRIMEIRA_PAGINA = _PAGINA.format(where="ORDER BY id DESC LIMIT $1")
+_PAGINA_DEPOIS = _PAGINA.format(where="WHERE id < $2 ORDER BY id DESC LIMIT $1")
+_PAGINA_ANTES = _PAGINA.format(where="WHERE id > $2 ORDER BY id ASC LIMIT $1")
 Connection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
 _UNAVAILABLE = (
     OSError,  # refused, unreachable, reset
@@ -133,15 +131,11 @@ class PostgresStorage:
 
     async def page(self, cursor: Cursor) -> Page:
         if cursor.before is not None:
-            rows = await self._fetch(
-                _PAGINA.format(where=_PAGINAS["before"]), cursor.limit, cursor.before
-            )
+            rows = await self._fetch(_PAGINA_ANTES, cursor.limit, cursor.before)
         elif cursor.after is not None:
-            rows = await self._fetch(
-                _PAGINA.format(where=_PAGINAS["after"]), cursor.limit, cursor.after
-            )
+            rows = await self._fetch(_PAGINA_DEPOIS, cursor.limit, cursor.after)
         else:
-            rows = await self._fetch(_PAGINA.format(where=_PAGINAS["first"]), cursor.limit)
+            rows = await self._fetch(_PRIMEIRA_PAGINA, cursor.limit)
         produtos = [_produto(row) for row in rows if row[0] is not None]
         older, newer, anywhere = rows[0][5], rows[0][6], rows[0][7]
         return page_of(cursor, produtos, older, newer, anywhere)
