@@ -74,9 +74,17 @@ def test_require_current_refuses_an_outdated_schema_naming_the_command(
     asyncio.run(check())
 
 
-def test_a_new_sqlite_file_in_a_new_folder_is_made_in_wal_mode(tmp_path: Path) -> None:
+def test_a_new_sqlite_file_in_a_new_folder_is_in_wal_mode_once_the_app_opens_it(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "novo" / "dir" / "catalogo.db"
-    migrations.upgrade(Settings(database_url=f"sqlite:///{path}"))
+    settings = Settings(database_url=f"sqlite:///{path}")
+    migrations.upgrade(settings)
+
+    async def open_and_close() -> None:
+        await (await open_storage(settings)).close()
+
+    asyncio.run(open_and_close())
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 

@@ -20,13 +20,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from catalogo import migrations, openapi
+from catalogo import pages as pages_module
 from catalogo.http import (
     SECURITY_HEADERS,
     Guard,
     prefers_json,
     problem,
 )
-from catalogo.pages import Pages, detalhe_do_erro
+from catalogo.pages import detalhe_do_erro
 from catalogo.produtos import ID_MAXIMO
 from catalogo.resources import (
     DocsResource,
@@ -80,7 +81,7 @@ register_url_convertor("produto_id", ProdutoId())
 
 def create_app(settings: Settings | None = None) -> Starlette:
     settings = settings or Settings.from_env()
-    pages = Pages()
+    pages = pages_module.load()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -10,6 +10,7 @@ template is loaded: each page compiles to one flat function. An error's line num
 the page with its parts pasted in.
 """
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -120,6 +121,11 @@ class Pages:
         return self.render(
             "erro.html", status, headers, titulo=titulo, detalhe=detalhe, status=status, **context
         )
+
+
+@functools.cache  # the templates ship in the package: compiled once per process, not per app
+def load() -> Pages:
+    return Pages()
 
 
 def detalhe_do_erro(request: Request, erro: HTTPException) -> str:

@@ -23,6 +23,7 @@ class Settings:
     page_size: int = 50
     max_body_bytes: int = 1024 * 1024
     database_pool_size: int = 10
+    lock_timeout_ms: int = 5000
 
     def __post_init__(self) -> None:
         sqlite = self.database_url.startswith("sqlite:///")
@@ -40,6 +41,8 @@ class Settings:
             raise SettingsError("CATALOGO_MAX_BODY_BYTES must be at least 1024")
         if not 1 <= self.database_pool_size <= 100:
             raise SettingsError("CATALOGO_DATABASE_POOL_SIZE must be between 1 and 100")
+        if not 1 <= self.lock_timeout_ms <= 60_000:
+            raise SettingsError("CATALOGO_LOCK_TIMEOUT_MS must be between 1 and 60000")
 
     @property
     def database(self) -> Literal["sqlite", "postgresql"]:
@@ -59,6 +62,7 @@ class Settings:
             database_pool_size=_whole_number(
                 environ, "CATALOGO_DATABASE_POOL_SIZE", cls.database_pool_size
             ),
+            lock_timeout_ms=_whole_number(environ, "CATALOGO_LOCK_TIMEOUT_MS", cls.lock_timeout_ms),
         )
 
 

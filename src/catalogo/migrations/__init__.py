@@ -73,7 +73,6 @@ def _upgrade_sqlite(path: str) -> None:
     @event.listens_for(engine, "connect")
     def _leave_transactions_to_us(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
-        dbapi_connection.execute("PRAGMA journal_mode=WAL")
 
     @event.listens_for(engine, "begin")
     def _lock_for_writing(connection: Any) -> None:

@@ -130,7 +130,9 @@ async def open_storage(settings: Settings) -> Storage:
     if settings.database == "postgresql":
         from catalogo.storage.postgres import PostgresStorage
 
-        return await PostgresStorage.open(settings.database_url, settings.database_pool_size)
+        return await PostgresStorage.open(
+            settings.database_url, settings.database_pool_size, settings.lock_timeout_ms
+        )
     from catalogo.storage.sqlite import SQLiteStorage
 
-    return SQLiteStorage(settings.sqlite_path)
+    return SQLiteStorage(settings.sqlite_path, settings.lock_timeout_ms)

@@ -37,11 +37,7 @@ from catalogo.storage import (
 CONNECT_TIMEOUT_S = 5
 ACQUIRE_TIMEOUT_S = 10  # a free connection of the pool, or a new one, within this
 COMMAND_TIMEOUT_S = 12  # on our side, past statement_timeout: for a server that hangs
-SERVER_SETTINGS = {
-    "application_name": "catalogo",
-    "lock_timeout": "5s",  # as long as SQLite's busy_timeout
-    "statement_timeout": "10s",
-}
+SERVER_SETTINGS = {"application_name": "catalogo", "statement_timeout": "10s"}
 KEY_TTL_SECONDS = 24 * 3600
 SEED_BATCH = 10_000
 ABANDONED_AFTER_SECONDS = 60  # a claim this old with no answer was left by a crashed request
@@ -99,7 +95,8 @@ class PostgresStorage:
         self._pool = pool
 
     @classmethod
-    async def open(cls, url: str, pool_size: int) -> "PostgresStorage":
+    async def open(cls, url: str, pool_size: int, lock_timeout_ms: int) -> "PostgresStorage":
+        """`lock_timeout_ms` bounds a wait for another session's lock, as SQLite's busy_timeout."""
         pool = await asyncpg.create_pool(
             url,
             min_size=0,  # so that a worker starts, and /readyz answers, with the server down
@@ -107,7 +104,7 @@ class PostgresStorage:
             reset=_no_reset,
             timeout=CONNECT_TIMEOUT_S,
             command_timeout=COMMAND_TIMEOUT_S,
-            server_settings=SERVER_SETTINGS,
+            server_settings={**SERVER_SETTINGS, "lock_timeout": f"{int(lock_timeout_ms)}ms"},
         )
         return cls(pool)
 

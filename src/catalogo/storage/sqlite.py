@@ -35,16 +35,17 @@ from catalogo.storage import (
 )
 
 T = TypeVar("T")
-BUSY_TIMEOUT_MS = 5000
 MAX_BATCH = 256
 _COLUNAS = "id, nome, descricao, preco_centavos, versao"
 KEY_TTL_SECONDS = 24 * 3600
 ABANDONED_AFTER_SECONDS = 60  # a claim this old with no answer was left by a crashed request
 
 
-def _connect(path: str) -> sqlite3.Connection:
+def _connect(path: str, lock_timeout_ms: int) -> sqlite3.Connection:
+    """WAL is what lets reads run beside the writer; it is set here, where it is relied on."""
     connection = sqlite3.connect(path, isolation_level=None, cached_statements=64)
-    connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    connection.execute(f"PRAGMA busy_timeout={int(lock_timeout_ms)}")
+    connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=FULL")
     return connection
 
@@ -88,9 +89,10 @@ Job = tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]
 class _Writer(threading.Thread):
     """Owns the write connection; commits each batch of queued writes with one flush."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, lock_timeout_ms: int) -> None:
         super().__init__(name="sqlite-writer", daemon=True)
         self._path = path
+        self._lock_timeout_ms = lock_timeout_ms
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
 
     def submit(self, work: Callable[[sqlite3.Connection], T]) -> "asyncio.Future[T]":
@@ -105,7 +107,7 @@ class _Writer(threading.Thread):
         self.join()
 
     def run(self) -> None:
-        connection = _connect(self._path)
+        connection = _connect(self._path, self._lock_timeout_ms)
         try:
             while (batch := self._next_batch()) is not None:
                 self._commit(connection, batch)
@@ -180,9 +182,9 @@ def _settle(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
 
 
 class SQLiteStorage:
-    def __init__(self, path: str) -> None:
-        self._reader = _connect(path)
-        self._writer = _Writer(path)
+    def __init__(self, path: str, lock_timeout_ms: int = 5000) -> None:
+        self._reader = _connect(path, lock_timeout_ms)
+        self._writer = _Writer(path, lock_timeout_ms)
         self._writer.start()
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
