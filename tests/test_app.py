@@ -7,8 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from catalogo.app import numeros_ate
-from catalogo.produtos import ID_MAXIMO
+from catalogo.produtos import ID_MAXIMO, numbers_up_to
 from tests.databases import Database
 from tests.helpers import criar
 
@@ -108,12 +107,12 @@ def test_the_id_pattern_matches_exactly_the_ids_from_1_to_2_63_minus_1(
 ) -> None:
     texto = ("0" if leading_zero else "") + str(n)
     esperado = not leading_zero and 1 <= n <= ID_MAXIMO
-    assert (re.fullmatch(numeros_ate(ID_MAXIMO), texto) is not None) is esperado
+    assert (re.fullmatch(numbers_up_to(ID_MAXIMO), texto) is not None) is esperado
 
 
 @given(st.integers(min_value=1, max_value=10**6), st.integers(min_value=0, max_value=2 * 10**6))
 def test_the_id_pattern_is_exact_for_any_bound(maximo: int, n: int) -> None:
-    padrao = numeros_ate(maximo)
+    padrao = numbers_up_to(maximo)
     for candidato in (n, maximo, maximo + 1, maximo - 1):
         esperado = 1 <= candidato <= maximo
         assert (re.fullmatch(padrao, str(candidato)) is not None) is esperado, (maximo, candidato)

@@ -1,6 +1,7 @@
 """What runs before routing: body limit, strict form decoding, method override, guards, headers."""
 
 import asyncio
+import dataclasses
 import logging
 import urllib.parse
 from collections.abc import Iterator
@@ -321,11 +322,12 @@ class TestServerFailures:
     ) -> None:
         app = create_app(settings)
         with TestClient(app, raise_server_exceptions=False) as client:
-            real = app.state.storage
-            app.state.storage = FailingStorage(RuntimeError("secret detail"))
+            real = app.state.services
+            failing = FailingStorage(RuntimeError("secret detail"))
+            app.state.services = dataclasses.replace(real, storage=failing)
             with caplog.at_level(logging.ERROR, logger="catalogo"):
                 response = client.get("/produtos/1")
-            app.state.storage = real
+            app.state.services = real
         assert response.status_code == 500
         assert "secret detail" not in response.text and "Traceback" not in response.text
         code = response.text.split("<code>")[1].split("</code>")[0]

@@ -19,7 +19,33 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
     migrations.upgrade(Settings(database_url=empty_database))
     db = Database(empty_database)
     assert db.tables() == ["alembic_version", "idempotency_keys", "produtos"]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0002",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0003",)]
+    db.close()
+
+
+def test_keys_answered_before_0003_keep_the_product_a_json_creation_made(
+    empty_database: str,
+) -> None:
+    migrations.upgrade(Settings(database_url=empty_database), "0002")
+    db = Database(empty_database)
+    db.insert("Caneca", 1000)
+    created_at = time.time()
+    for key, status, body in [
+        ("json", 201, b'{"id":1,"nome":"Caneca","descricao":"","preco":"10.00","versao":1}'),
+        ("form", 303, b""),
+    ]:
+        db.execute(
+            "INSERT INTO idempotency_keys (key, fingerprint, created_at, status, headers, body) "
+            "VALUES (?, 'f', ?, ?, '[]', ?)",
+            (key, created_at, status, body),
+        )
+    db.execute(
+        "INSERT INTO idempotency_keys (key, fingerprint, created_at) VALUES ('running', 'f', ?)",
+        (created_at,),
+    )
+    migrations.upgrade(Settings(database_url=empty_database))
+    rows = db.execute("SELECT key, produto_id FROM idempotency_keys ORDER BY key").fetchall()
+    assert [tuple(row) for row in rows] == [("json", 1), ("running", None)]
     db.close()
 
 
@@ -45,7 +71,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0002",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0003",)]
     db.close()
 
 

@@ -54,7 +54,7 @@ def test_equal_values_written_differently_are_the_same_request(
 
 def test_a_retry_while_the_first_is_still_running_is_409(client: TestClient, db: Database) -> None:
     client.post("/produtos", json=CANECA, headers={**JSON, "idempotency-key": "k3"})
-    db.execute("UPDATE idempotency_keys SET status = NULL, created_at = ?", (time.time(),))
+    db.execute("UPDATE idempotency_keys SET produto_id = NULL, created_at = ?", (time.time(),))
     response = client.post("/produtos", json=CANECA, headers={**JSON, "idempotency-key": "k3"})
     assert response.status_code == 409
     assert "em andamento" in response.json()["detail"]

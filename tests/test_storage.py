@@ -11,9 +11,9 @@ from catalogo.produtos import Produto
 from catalogo.settings import Settings
 from catalogo.storage import (
     Cursor,
+    KeyClaim,
     KeyTaken,
     Storage,
-    StoredResponse,
     VersionConflict,
     open_storage,
 )
@@ -59,18 +59,26 @@ def test_of_ten_requests_claiming_one_key_at_once_exactly_one_claims_it(database
 
 
 def test_a_claim_taken_over_meanwhile_stores_nothing(database: str, db: Database) -> None:
-    def answer(criado: Produto) -> StoredResponse:
-        return StoredResponse(201, [], b"")
-
     async def test(storage: Storage) -> None:
         claim = await storage.claim_key("k", "f")
         assert claim.state == "claimed" and claim.claimed_at is not None
         db.execute("UPDATE idempotency_keys SET created_at = created_at + 1")  # someone else's now
         with pytest.raises(KeyTaken):
-            await storage.create_once(produto("x"), ("k", claim.claimed_at), answer)
+            await storage.create_once(produto("x"), "k", claim.claimed_at)
 
     run(database, test)
     assert db.execute("SELECT count(*) FROM produtos").fetchone() == (0,)
+
+
+def test_a_key_remembers_the_product_its_first_request_created(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        claim = await storage.claim_key("k", "f")
+        assert claim.claimed_at is not None
+        created = await storage.create_once(produto("x"), "k", claim.claimed_at)
+        assert await storage.claim_key("k", "f") == KeyClaim("created", created=created.id)
+        assert await storage.claim_key("k", "other") == KeyClaim("other_request")
+
+    run(database, test)
 
 
 def test_pages_walk_the_whole_catalog_newest_first(database: str) -> None:

@@ -5,14 +5,17 @@ checks, so the description cannot drift from the behaviour. Links between operat
 client (or schemathesis) go from a created product to reading, updating and removing it.
 """
 
+import functools
 from typing import Any
 
-from catalogo.produtos import ID_MAXIMO, Produto
+import orjson
 
-_ENTRADA = Produto.model_json_schema(mode="validation")["properties"]
-_CAMPOS = {c: _ENTRADA[c] for c in ("nome", "descricao", "preco")}
-_PRECO_TEXTO = _ENTRADA["preco"]["anyOf"][0]
-_VERSAO = {"type": "integer", "minimum": 1, "maximum": ID_MAXIMO}
+from catalogo.produtos import CAMPOS, ID_MAXIMO, ID_PATTERN, Produto
+
+_INPUT = Produto.model_json_schema(mode="validation")["properties"]
+_FIELDS = {field: _INPUT[field] for field in CAMPOS}
+_PRICE_AS_TEXT = _INPUT["preco"]["anyOf"][0]
+_VERSION = {"type": "integer", "minimum": 1, "maximum": ID_MAXIMO}
 _ID = {"type": "integer", "minimum": 1, "maximum": ID_MAXIMO}
 
 
@@ -20,18 +23,18 @@ def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _form(com_versao: bool) -> dict[str, Any]:
+def _form(with_version: bool) -> dict[str, Any]:
     """The form body of the HTML flow: the same fields, named `produto.*`, all text."""
-    props: dict[str, Any] = {f"produto.{c}": dict(s) for c, s in _CAMPOS.items()}
-    props["produto.preco"] = _PRECO_TEXTO
-    if com_versao:
-        props["produto.versao"] = {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}
+    props: dict[str, Any] = {f"produto.{c}": dict(s) for c, s in _FIELDS.items()}
+    props["produto.preco"] = _PRICE_AS_TEXT
+    if with_version:
+        props["produto.versao"] = {"type": "string", "pattern": f"^{ID_PATTERN}$"}
     return {"type": "object", "properties": props, "required": ["produto.nome", "produto.preco"]}
 
 
-def _body(com_versao: bool) -> dict[str, Any]:
-    json_schema = _ref("ProdutoComVersao" if com_versao else "ProdutoEntrada")
-    form = {"schema": _form(com_versao)}
+def _body(with_version: bool) -> dict[str, Any]:
+    json_schema = _ref("ProdutoComVersao" if with_version else "ProdutoEntrada")
+    form = {"schema": _form(with_version)}
     return {
         "required": True,
         "content": {
@@ -56,7 +59,7 @@ def _problem(
 
 _HTML = {"schema": {"type": "string"}}
 _ETAG = {"description": "A versão desta representação.", "schema": {"type": "string"}}
-_ERROS_DE_ESCRITA = {
+_WRITE_ERRORS = {
     "400": _problem("Corpo malformado (JSON, UTF-8, formulário, versão, Idempotency-Key)."),
     "403": _problem("Envio de outro site, recusado pelo navegador."),
     "406": _problem("Accept não admite HTML nem JSON."),
@@ -103,6 +106,11 @@ _LINKS = {
 }
 
 
+@functools.cache  # made once per process: it depends on nothing but the code
+def document_bytes() -> bytes:
+    return orjson.dumps(document())
+
+
 def document() -> dict[str, Any]:
     produto_json = {"application/json": {"schema": _ref("Produto")}, "text/html": _HTML}
     return {
@@ -145,7 +153,7 @@ def document() -> dict[str, Any]:
                             },
                         },
                         "400": _problem("Cursor inválido."),
-                        "406": _ERROS_DE_ESCRITA["406"],
+                        "406": _WRITE_ERRORS["406"],
                     },
                 },
                 "post": {
@@ -160,7 +168,7 @@ def document() -> dict[str, Any]:
                             "schema": {"type": "string", "pattern": "^[!#-\\[\\]-~]{1,255}$"},
                         }
                     ],
-                    "requestBody": _body(com_versao=False),
+                    "requestBody": _body(with_version=False),
                     "responses": {
                         "201": {
                             "description": "Criado.",
@@ -172,7 +180,7 @@ def document() -> dict[str, Any]:
                             "links": _LINKS,
                         },
                         "303": _REDIRECT,
-                        **_ERROS_DE_ESCRITA,
+                        **_WRITE_ERRORS,
                         "409": _problem("Uma requisição com esta Idempotency-Key em andamento."),
                     },
                 },
@@ -226,7 +234,7 @@ def document() -> dict[str, Any]:
                         "304": {"description": "Não mudou desde a ETag em If-None-Match."},
                         "404": _problem("Não há produto com este número."),
                         "412": _problem("O produto não está na versão de If-Match."),
-                        "406": _ERROS_DE_ESCRITA["406"],
+                        "406": _WRITE_ERRORS["406"],
                     },
                 },
                 "put": {
@@ -240,7 +248,7 @@ def document() -> dict[str, Any]:
                             "schema": {"type": "string"},
                         }
                     ],
-                    "requestBody": _body(com_versao=True),
+                    "requestBody": _body(with_version=True),
                     "responses": {
                         "200": {
                             "description": "Atualizado.",
@@ -249,7 +257,7 @@ def document() -> dict[str, Any]:
                             "links": {k: v for k, v in _LINKS.items() if k != "AtualizarProduto"},
                         },
                         "303": _REDIRECT,
-                        **_ERROS_DE_ESCRITA,
+                        **_WRITE_ERRORS,
                         "404": _problem("Não há produto com este número."),
                         "409": _problem(
                             "Outra pessoa salvou depois da `versao` enviada; `current` é o que "
@@ -270,13 +278,13 @@ def document() -> dict[str, Any]:
                         "description": "Opcional: a versão em que a remoção se baseia.",
                         "content": {
                             "application/json": {
-                                "schema": {"type": "object", "properties": {"versao": _VERSAO}}
+                                "schema": {"type": "object", "properties": {"versao": _VERSION}}
                             },
                             "application/x-www-form-urlencoded": {
                                 "schema": {
                                     "type": "object",
                                     "properties": {
-                                        "produto.versao": _form(com_versao=True)["properties"][
+                                        "produto.versao": _form(with_version=True)["properties"][
                                             "produto.versao"
                                         ]
                                     },
@@ -287,18 +295,18 @@ def document() -> dict[str, Any]:
                     "responses": {
                         "204": {"description": "Removido."},
                         "303": _REDIRECT,
-                        "400": _ERROS_DE_ESCRITA["400"],
-                        "403": _ERROS_DE_ESCRITA["403"],
+                        "400": _WRITE_ERRORS["400"],
+                        "403": _WRITE_ERRORS["403"],
                         "409": _problem(
                             "Outra pessoa salvou depois da `versao` enviada; nada foi removido.",
                             "ConflictProblem",
                         ),
-                        "413": _ERROS_DE_ESCRITA["413"],
-                        "415": _ERROS_DE_ESCRITA["415"],
+                        "413": _WRITE_ERRORS["413"],
+                        "415": _WRITE_ERRORS["415"],
                         "404": _problem("Não há produto com este número."),
-                        "406": _ERROS_DE_ESCRITA["406"],
+                        "406": _WRITE_ERRORS["406"],
                         "412": _problem("O produto não está mais na versão de If-Match."),
-                        "503": _ERROS_DE_ESCRITA["503"],
+                        "503": _WRITE_ERRORS["503"],
                     },
                 },
                 "options": {
@@ -318,10 +326,10 @@ def _schemas() -> dict[str, Any]:
     saida = Produto.model_json_schema(mode="serialization")["properties"]
     produto = {
         "type": "object",
-        "properties": {"id": _ID, **saida, "versao": _VERSAO},
+        "properties": {"id": _ID, **saida, "versao": _VERSION},
         "required": ["id", "nome", "descricao", "preco", "versao"],
     }
-    entrada = {"type": "object", "properties": _CAMPOS, "required": ["nome", "preco"]}
+    entrada = {"type": "object", "properties": _FIELDS, "required": ["nome", "preco"]}
     problem = {
         "type": "object",
         "properties": {
@@ -338,7 +346,7 @@ def _schemas() -> dict[str, Any]:
         "ProdutoEntrada": entrada,
         "ProdutoComVersao": {
             **entrada,
-            "properties": {**_CAMPOS, "versao": _VERSAO},
+            "properties": {**_FIELDS, "versao": _VERSION},
             "description": "Com `versao`, só grava se o produto ainda estiver nela (senão, 409).",
         },
         "Pagina": {

@@ -14,38 +14,13 @@ import functools
 import hashlib
 import re
 from collections.abc import Callable
-from http import HTTPStatus
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import escape
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from catalogo.produtos import ATRIBUTOS_HTML, formatar_preco
-
-_TITULOS = {
-    400: "Requisição inválida",
-    403: "Acesso negado",
-    404: "Página não encontrada",
-    405: "Método não permitido",
-    406: "Formato não disponível",
-    409: "Conflito de edição",
-    412: "Versão desatualizada",
-    413: "Conteúdo grande demais",
-    415: "Formato não aceito",
-    500: "Erro interno",
-    503: "Serviço indisponível",
-}
-_DETALHES = {
-    404: "Não há nada neste endereço. Veja a lista de produtos.",
-    405: "Este endereço não aceita o método {method}. Aceita: {allow}.",
-    406: "Não temos este conteúdo no formato pedido em Accept.",
-    500: "Algo deu errado do nosso lado. Tente de novo; se persistir, informe o código abaixo.",
-    503: "O banco de dados não respondeu a tempo. Tente de novo em instantes.",
-}
-
 
 _INCLUDE = re.compile(r'{%-? *include +"([^"]+)" *-?%}')
 
@@ -112,26 +87,7 @@ class Pages:
     ) -> HTMLResponse:
         return HTMLResponse(self.templates[template].render(context), status_code, headers)
 
-    def error(self, request: Request, erro: HTTPException, **context: Any) -> HTMLResponse:
-        """The site's error page, in the site's layout."""
-        status = erro.status_code
-        titulo = _TITULOS.get(status, HTTPStatus(status).phrase)
-        headers = {**(erro.headers or {}), "Vary": "Accept"}
-        detalhe = detalhe_do_erro(request, erro)
-        return self.render(
-            "erro.html", status, headers, titulo=titulo, detalhe=detalhe, status=status, **context
-        )
-
 
 @functools.cache  # the templates ship in the package: compiled once per process, not per app
 def load() -> Pages:
     return Pages()
-
-
-def detalhe_do_erro(request: Request, erro: HTTPException) -> str:
-    """What went wrong, in Portuguese: our own messages win over Starlette's English phrases."""
-    if erro.detail != HTTPStatus(erro.status_code).phrase:
-        return erro.detail
-    allow = (erro.headers or {}).get("Allow", "")
-    modelo = _DETALHES.get(erro.status_code, erro.detail)
-    return modelo.format(method=request.method, allow=allow)

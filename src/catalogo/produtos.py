@@ -25,7 +25,35 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-ID_MAXIMO = 2**63 - 1
+ID_MAXIMO = 2**63 - 1  # ids and versions alike: PostgreSQL's bigint, SQLite's INTEGER
+
+
+def numbers_up_to(maximum: int) -> str:
+    """A regex for the whole numbers 1..maximum written without leading zeros.
+
+    Digit by digit, as one writes "less than" by hand: shorter numbers, then numbers that
+    agree with `maximum` up to some digit and are smaller there, then `maximum` itself.
+    """
+    digits = str(maximum)
+    parts = [f"[1-9][0-9]{{0,{len(digits) - 2}}}"]
+    for i, digit in enumerate(digits):
+        smaller, lowest = int(digit) - 1, 1 if i == 0 else 0
+        if smaller >= lowest:
+            parts.append(f"{digits[:i]}[{lowest}-{smaller}][0-9]{{{len(digits) - i - 1}}}")
+    parts.append(digits)
+    return "(?:" + "|".join(parts) + ")"
+
+
+# The one spelling of "an id or a version": in routes, ETags, cursors, forms and the API schema.
+ID_PATTERN = numbers_up_to(ID_MAXIMO)
+_ID = re.compile(ID_PATTERN, re.ASCII)
+
+
+def ler_id(texto: str) -> int | None:
+    """An id or version written as digits, or None: never int() on 5,000 digits."""
+    return int(texto) if _ID.fullmatch(texto) else None
+
+
 PRECO_MAXIMO = Decimal("999999999.99")
 CENTAVO = Decimal("0.01")
 

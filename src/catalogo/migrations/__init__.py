@@ -9,6 +9,7 @@ asyncpg, the driver the app uses, so that both read the URL the same way.
 import asyncio
 import functools
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,21 +53,23 @@ async def require_current(storage: Storage) -> None:
         )
 
 
-def upgrade(settings: Settings) -> None:
-    """Brings the schema to `head()`. Not from inside an event loop: it runs one of its own."""
+def upgrade(settings: Settings, revision: str = "head") -> None:
+    """Brings the schema to `revision` (tests name older ones). Not from inside an event loop:
+    it runs one of its own."""
+    migrate = functools.partial(_migrate, revision=revision)
     if settings.database == "postgresql":
-        asyncio.run(_upgrade_postgresql(settings.database_url))
+        asyncio.run(_upgrade_postgresql(settings.database_url, migrate))
     else:
-        _upgrade_sqlite(settings.sqlite_path)
+        _upgrade_sqlite(settings.sqlite_path, migrate)
 
 
-def _migrate(connection: Connection) -> None:
+def _migrate(connection: Connection, revision: str) -> None:
     config = _config()
     config.attributes["connection"] = connection
-    command.upgrade(config, "head")
+    command.upgrade(config, revision)
 
 
-def _upgrade_sqlite(path: str) -> None:
+def _upgrade_sqlite(path: str, migrate: Callable[[Connection], None]) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(path, timeout=30))
 
@@ -80,18 +83,18 @@ def _upgrade_sqlite(path: str) -> None:
 
     try:
         with engine.begin() as connection:
-            _migrate(connection)
+            migrate(connection)
     finally:
         engine.dispose()
 
 
-async def _upgrade_postgresql(url: str) -> None:
+async def _upgrade_postgresql(url: str, migrate: Callable[[Connection], None]) -> None:
     engine = create_async_engine(
         "postgresql+asyncpg://", async_creator=functools.partial(asyncpg.connect, url)
     )
     try:
         async with engine.begin() as connection:
             await connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
-            await connection.run_sync(_migrate)
+            await connection.run_sync(migrate)
     finally:
         await engine.dispose()

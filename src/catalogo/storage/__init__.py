@@ -9,12 +9,13 @@ product id, so page 10,000 costs what page 1 costs.
 
 Writes that name the versions they expect (`versions`) fail with `VersionConflict` when the
 product has moved on, checked in the same statement as the write, so two editors can never
-overwrite each other unseen. Idempotency keys keep the first answer to a creation: the key is
-claimed first (`claim_key`), then the product and the answer are stored in one transaction
-(`create_once`), so a retry never creates twice, even across a crash.
+overwrite each other unseen. An idempotency key remembers which product its first request
+created: the key is claimed first (`claim_key`), then the product is inserted and the key
+marked with its id in one transaction (`create_once`), so a retry never creates twice, even
+across a crash. Storage keeps data only; the answers are idempotency.py's.
 """
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -38,22 +39,25 @@ class VersionConflict(Exception):
         self.current = current
 
 
-@dataclass(frozen=True)
-class StoredResponse:
-    """An answer kept for an idempotency key, to be sent again as it was."""
-
-    status: int
-    headers: list[tuple[str, str]]
-    body: bytes
+KEY_TTL_SECONDS = 24 * 3600  # how long a key is remembered
+ABANDONED_AFTER_SECONDS = 60  # a claim this old that created nothing was left by a crash
 
 
 @dataclass(frozen=True)
 class KeyClaim:
-    """What claiming an idempotency key found: ours to use (since `claimed_at`), or why not."""
+    """What claiming an idempotency key found: ours to use (since `claimed_at`), a product its
+    first request `created`, a request still running, or another request under the key."""
 
-    state: Literal["claimed", "in_progress", "other_request", "answered"]
-    response: StoredResponse | None = None
+    state: Literal["claimed", "created", "in_progress", "other_request"]
     claimed_at: float | None = None
+    created: int | None = None
+
+
+def existing_claim(fingerprint: str, found: str, created: int | None) -> KeyClaim:
+    """What a key already claimed means for a request with `fingerprint`."""
+    if found != fingerprint:
+        return KeyClaim("other_request")
+    return KeyClaim("in_progress") if created is None else KeyClaim("created", created=created)
 
 
 class KeyTaken(Exception):
@@ -111,12 +115,7 @@ class Storage(Protocol):
 
     async def claim_key(self, key: str, fingerprint: str) -> KeyClaim: ...
 
-    async def create_once(
-        self,
-        produto: Produto,
-        claim: tuple[str, float],
-        answer: Callable[[Produto], StoredResponse],
-    ) -> StoredResponse: ...
+    async def create_once(self, produto: Produto, key: str, claimed_at: float) -> Produto: ...
 
     async def release_key(self, key: str) -> None: ...
 

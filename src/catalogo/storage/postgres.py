@@ -13,9 +13,8 @@ Retry-After); the pool opens new connections by itself once the server is back.
 
 import contextlib
 import itertools
-import json
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Iterable
+from collections.abc import AsyncIterator, Collection, Iterable
 from typing import Any, TypeAlias
 
 import asyncpg
@@ -23,14 +22,16 @@ from asyncpg.pool import PoolConnectionProxy
 
 from catalogo.produtos import Produto
 from catalogo.storage import (
+    ABANDONED_AFTER_SECONDS,
+    KEY_TTL_SECONDS,
     Cursor,
     KeyClaim,
     KeyTaken,
     NotFound,
     Page,
     StorageUnavailable,
-    StoredResponse,
     VersionConflict,
+    existing_claim,
     page_of,
 )
 
@@ -38,14 +39,12 @@ CONNECT_TIMEOUT_S = 5
 ACQUIRE_TIMEOUT_S = 10  # a free connection of the pool, or a new one, within this
 COMMAND_TIMEOUT_S = 12  # on our side, past statement_timeout: for a server that hangs
 SERVER_SETTINGS = {"application_name": "catalogo", "statement_timeout": "10s"}
-KEY_TTL_SECONDS = 24 * 3600
 SEED_BATCH = 10_000
-ABANDONED_AFTER_SECONDS = 60  # a claim this old with no answer was left by a crashed request
-_COLUNAS = "id, nome, descricao, preco, versao"
+_COLUMNS = "id, nome, descricao, preco, versao"
 # One statement, so one snapshot and one round trip: the page, and what lies around it. The
 # LEFT JOIN keeps one row (of NULLs) when the page is empty, to carry `anywhere`.
-_PAGINA = f"""
-WITH pagina AS (SELECT {_COLUNAS} FROM produtos {{where}})
+_PAGE = f"""
+WITH pagina AS (SELECT {_COLUMNS} FROM produtos {{where}})
 SELECT p.id, p.nome, p.descricao, p.preco, p.versao,
     EXISTS (SELECT 1 FROM produtos WHERE id < (SELECT min(id) FROM pagina)),
     (SELECT count(*) FROM (
@@ -55,9 +54,9 @@ SELECT p.id, p.nome, p.descricao, p.preco, p.versao,
 FROM (VALUES (1)) AS one_row LEFT JOIN pagina AS p ON true
 ORDER BY p.id DESC
 """
-_PRIMEIRA_PAGINA = _PAGINA.format(where="ORDER BY id DESC LIMIT $1")
-_PAGINA_DEPOIS = _PAGINA.format(where="WHERE id < $2 ORDER BY id DESC LIMIT $1")
-_PAGINA_ANTES = _PAGINA.format(where="WHERE id > $2 ORDER BY id ASC LIMIT $1")
+_FIRST_PAGE = _PAGE.format(where="ORDER BY id DESC LIMIT $1")
+_PAGE_AFTER = _PAGE.format(where="WHERE id < $2 ORDER BY id DESC LIMIT $1")
+_PAGE_BEFORE = _PAGE.format(where="WHERE id > $2 ORDER BY id ASC LIMIT $1")
 Connection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
 _UNAVAILABLE = (
     OSError,  # refused, unreachable, reset
@@ -128,17 +127,17 @@ class PostgresStorage:
 
     async def page(self, cursor: Cursor) -> Page:
         if cursor.before is not None:
-            rows = await self._fetch(_PAGINA_ANTES, cursor.limit, cursor.before)
+            rows = await self._fetch(_PAGE_BEFORE, cursor.limit, cursor.before)
         elif cursor.after is not None:
-            rows = await self._fetch(_PAGINA_DEPOIS, cursor.limit, cursor.after)
+            rows = await self._fetch(_PAGE_AFTER, cursor.limit, cursor.after)
         else:
-            rows = await self._fetch(_PRIMEIRA_PAGINA, cursor.limit)
+            rows = await self._fetch(_FIRST_PAGE, cursor.limit)
         produtos = [_produto(row) for row in rows if row[0] is not None]
         older, newer, anywhere = rows[0][5], rows[0][6], rows[0][7]
         return page_of(cursor, produtos, older, newer, anywhere)
 
     async def get(self, id: int) -> Produto | None:
-        rows = await self._fetch(f"SELECT {_COLUNAS} FROM produtos WHERE id = $1", id)
+        rows = await self._fetch(f"SELECT {_COLUMNS} FROM produtos WHERE id = $1", id)
         return _produto(rows[0]) if rows else None
 
     async def create(self, produto: Produto) -> Produto:
@@ -180,7 +179,7 @@ class PostgresStorage:
         condition, extra = _at_versions(versions, 2)
         async with self._connection() as connection:
             row = await connection.fetchrow(
-                f"DELETE FROM produtos WHERE id = $1{condition} RETURNING {_COLUNAS}", id, *extra
+                f"DELETE FROM produtos WHERE id = $1{condition} RETURNING {_COLUMNS}", id, *extra
             )
             if row is None:
                 raise await _why_not(connection, id)
@@ -198,7 +197,7 @@ class PostgresStorage:
                 "INSERT INTO idempotency_keys AS k (key, fingerprint, created_at) "
                 "VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET "
                 "fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at "
-                "WHERE k.status IS NULL AND k.created_at < $4 RETURNING true",
+                "WHERE k.produto_id IS NULL AND k.created_at < $4 RETURNING true",
                 key,
                 fingerprint,
                 now,
@@ -207,44 +206,30 @@ class PostgresStorage:
             if claimed:
                 return KeyClaim("claimed", claimed_at=now)
             row = await connection.fetchrow(
-                "SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE key = $1",
-                key,
+                "SELECT fingerprint, produto_id FROM idempotency_keys WHERE key = $1", key
             )
         if row is None:  # released by its failed request just now: a retry may claim it
             return KeyClaim("in_progress")
-        if row[0] != fingerprint:
-            return KeyClaim("other_request")
-        if row[1] is None:
-            return KeyClaim("in_progress")
-        headers = [(name, value) for name, value in json.loads(row[2])]
-        return KeyClaim("answered", StoredResponse(row[1], headers, row[3]))
+        return existing_claim(fingerprint, row[0], row[1])
 
-    async def create_once(
-        self,
-        produto: Produto,
-        claim: tuple[str, float],
-        answer: Callable[[Produto], StoredResponse],
-    ) -> StoredResponse:
-        key, claimed_at = claim
+    async def create_once(self, produto: Produto, key: str, claimed_at: float) -> Produto:
         async with self._transaction() as connection:
-            response = answer(await _insert(connection, produto))
+            created = await _insert(connection, produto)
             kept = await connection.execute(
-                "UPDATE idempotency_keys SET status = $1, headers = $2, body = $3 "
-                "WHERE key = $4 AND created_at = $5 AND status IS NULL",
-                response.status,
-                json.dumps(response.headers),
-                response.body,
+                "UPDATE idempotency_keys SET produto_id = $1 "
+                "WHERE key = $2 AND created_at = $3 AND produto_id IS NULL",
+                created.id,
                 key,
                 claimed_at,
             )
             if kept != "UPDATE 1":
                 raise KeyTaken(key)  # leaving the transaction rolls the new product back
-        return response
+        return created
 
     async def release_key(self, key: str) -> None:
         async with self._connection() as connection:
             await connection.execute(
-                "DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL", key
+                "DELETE FROM idempotency_keys WHERE key = $1 AND produto_id IS NULL", key
             )
 
     async def schema_version(self) -> str | None:
@@ -270,5 +255,5 @@ async def _insert(connection: Connection, produto: Produto) -> Produto:
 
 async def _why_not(connection: Connection, id: int) -> Exception:
     """Why a write that named a product changed no row: it is gone, or it has moved on."""
-    row = await connection.fetchrow(f"SELECT {_COLUNAS} FROM produtos WHERE id = $1", id)
+    row = await connection.fetchrow(f"SELECT {_COLUMNS} FROM produtos WHERE id = $1", id)
     return VersionConflict(_produto(row)) if row else NotFound()

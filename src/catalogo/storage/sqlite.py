@@ -12,7 +12,6 @@ take turns instead of failing.
 
 import asyncio
 import contextlib
-import json
 import queue
 import sqlite3
 import threading
@@ -23,22 +22,22 @@ from typing import Any, TypeVar
 
 from catalogo.produtos import Produto
 from catalogo.storage import (
+    ABANDONED_AFTER_SECONDS,
+    KEY_TTL_SECONDS,
     Cursor,
     KeyClaim,
     KeyTaken,
     NotFound,
     Page,
     StorageUnavailable,
-    StoredResponse,
     VersionConflict,
+    existing_claim,
     page_of,
 )
 
 T = TypeVar("T")
 MAX_BATCH = 256
-_COLUNAS = "id, nome, descricao, preco_centavos, versao"
-KEY_TTL_SECONDS = 24 * 3600
-ABANDONED_AFTER_SECONDS = 60  # a claim this old with no answer was left by a crashed request
+_COLUMNS = "id, nome, descricao, preco_centavos, versao"
 
 
 def _connect(path: str, lock_timeout_ms: int) -> sqlite3.Connection:
@@ -75,7 +74,7 @@ def _at_versions(versions: Collection[int] | None) -> str:
 
 def _why_not(connection: sqlite3.Connection, id: int) -> Exception:
     """Why a write that named a product changed no row: it is gone, or it has moved on."""
-    rows = connection.execute(f"SELECT {_COLUNAS} FROM produtos WHERE id = ?", (id,)).fetchall()
+    rows = connection.execute(f"SELECT {_COLUMNS} FROM produtos WHERE id = ?", (id,)).fetchall()
     return VersionConflict(_produto(rows[0])) if rows else NotFound()
 
 
@@ -204,7 +203,7 @@ class SQLiteStorage:
             self._read("COMMIT")
 
     def _page(self, cursor: Cursor) -> Page:
-        base = f"SELECT {_COLUNAS} FROM produtos"
+        base = f"SELECT {_COLUMNS} FROM produtos"
         if cursor.before is not None:
             rows = self._read(
                 f"{base} WHERE id > ? ORDER BY id ASC LIMIT ?", (cursor.before, cursor.limit)
@@ -227,7 +226,7 @@ class SQLiteStorage:
         return page_of(cursor, [_produto(row) for row in rows], older, newer, True)
 
     async def get(self, id: int) -> Produto | None:
-        rows = self._read(f"SELECT {_COLUNAS} FROM produtos WHERE id = ?", (id,))
+        rows = self._read(f"SELECT {_COLUMNS} FROM produtos WHERE id = ?", (id,))
         return _produto(rows[0]) if rows else None
 
     async def create(self, produto: Produto) -> Produto:
@@ -257,7 +256,7 @@ class SQLiteStorage:
     async def delete(self, id: int, versions: Collection[int] | None = None) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:
             rows = connection.execute(
-                f"DELETE FROM produtos WHERE id = ?{_at_versions(versions)} RETURNING {_COLUNAS}",
+                f"DELETE FROM produtos WHERE id = ?{_at_versions(versions)} RETURNING {_COLUMNS}",
                 (id, *(versions or ())),
             ).fetchall()
             if not rows:
@@ -273,8 +272,7 @@ class SQLiteStorage:
                 "DELETE FROM idempotency_keys WHERE created_at < ?", (now - KEY_TTL_SECONDS,)
             )
             row = connection.execute(
-                "SELECT fingerprint, created_at, status, headers, body FROM idempotency_keys "
-                "WHERE key = ?",
+                "SELECT fingerprint, created_at, produto_id FROM idempotency_keys WHERE key = ?",
                 (key,),
             ).fetchone()
             if row is None or (row[2] is None and row[1] < now - ABANDONED_AFTER_SECONDS):
@@ -284,38 +282,28 @@ class SQLiteStorage:
                     (key, fingerprint, now),
                 )
                 return KeyClaim("claimed", claimed_at=now)
-            if row[0] != fingerprint:
-                return KeyClaim("other_request")
-            if row[2] is None:
-                return KeyClaim("in_progress")
-            headers = [(name, value) for name, value in json.loads(row[3])]
-            return KeyClaim("answered", StoredResponse(row[2], headers, row[4]))
+            return existing_claim(fingerprint, row[0], row[2])
 
         return await self._writer.submit(run)
 
-    async def create_once(
-        self,
-        produto: Produto,
-        claim: tuple[str, float],
-        answer: Callable[[Produto], StoredResponse],
-    ) -> StoredResponse:
-        key, claimed_at = claim
-
-        def run(connection: sqlite3.Connection) -> StoredResponse:
-            response = answer(_insert(connection, produto))
+    async def create_once(self, produto: Produto, key: str, claimed_at: float) -> Produto:
+        def run(connection: sqlite3.Connection) -> Produto:
+            created = _insert(connection, produto)
             kept = connection.execute(
-                "UPDATE idempotency_keys SET status = ?, headers = ?, body = ? "
-                "WHERE key = ? AND created_at = ? AND status IS NULL",
-                (response.status, json.dumps(response.headers), response.body, key, claimed_at),
+                "UPDATE idempotency_keys SET produto_id = ? "
+                "WHERE key = ? AND created_at = ? AND produto_id IS NULL",
+                (created.id, key, claimed_at),
             )
             if kept.rowcount != 1:
                 raise KeyTaken(key)  # its savepoint rolls the new product back
-            return response
+            return created
 
         return await self._writer.submit(run)
 
     async def release_key(self, key: str) -> None:
-        await self._write("DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL", (key,))
+        await self._write(
+            "DELETE FROM idempotency_keys WHERE key = ? AND produto_id IS NULL", (key,)
+        )
 
     async def schema_version(self) -> str | None:
         if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'alembic_version'"):

@@ -1,0 +1,121 @@
+"""Request bodies, read strictly: a form or a JSON object in UTF-8, or a clear 400 or 415.
+
+Nothing is guessed: a field sent twice with two values, a number written with an exponent and a
+JSON object that repeats a key are refused, not resolved one way or the other.
+"""
+
+import json
+import urllib.parse
+from collections.abc import Collection
+from decimal import Decimal
+from io import BytesIO
+from typing import Any
+
+import python_multipart
+from python_multipart.exceptions import FormParserError
+from starlette.requests import Request
+
+from catalogo import errors
+from catalogo.negotiation import FORM_TYPES, JSON, media_type
+
+MAX_FIELDS = 1000
+_FORM_KEY = "catalogo.form"
+
+
+async def read_form(request: Request, fields: Collection[str]) -> dict[str, str]:
+    """The values the form gives for `fields`, decoded strictly.
+
+    One of `fields` sent twice with two values is ambiguous, so 400; other fields are ignored.
+    The body is parsed once per request and kept.
+    """
+    pairs: list[tuple[str, str]] | None = request.scope.get(_FORM_KEY)
+    if pairs is None:
+        pairs = await _parse_form(request)
+        request.scope[_FORM_KEY] = pairs
+    form: dict[str, str] = {}
+    for name, value in pairs:
+        if name in fields and form.setdefault(name, value) != value:
+            raise errors.repeated_field(name)
+    return form
+
+
+async def _parse_form(request: Request) -> list[tuple[str, str]]:
+    media, options = media_type(request)
+    if media not in FORM_TYPES:
+        raise errors.unsupported_body()
+    _check_utf8(options)
+    body = await request.body()
+    try:
+        if media == "multipart/form-data":
+            return _multipart(request, body)
+        return urllib.parse.parse_qsl(
+            body.decode(), keep_blank_values=True, errors="strict", max_num_fields=MAX_FIELDS
+        )
+    except UnicodeDecodeError:
+        raise errors.bad_request(errors.NOT_UTF8) from None
+    except (ValueError, FormParserError) as reason:
+        raise errors.malformed_form(reason) from None
+
+
+def _check_utf8(options: dict[bytes, bytes]) -> None:
+    if options.get(b"charset", b"utf-8").lower() not in (b"utf-8", b"utf8"):
+        raise errors.not_utf8_charset()
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    """The request's JSON object. Numbers with a fraction stay exact (Decimal, never float)."""
+    media, options = media_type(request)
+    if media != JSON:
+        raise errors.unsupported_body()
+    _check_utf8(options)
+    try:
+        value = json.loads(
+            (await request.body()).decode(),
+            parse_float=_exact_number,
+            parse_constant=_refuse_constant,
+            object_pairs_hook=_no_repeated_keys,
+        )
+    except UnicodeDecodeError:
+        raise errors.bad_request(errors.NOT_UTF8) from None
+    except (ValueError, ArithmeticError, RecursionError) as reason:
+        raise errors.malformed_json(reason) from None
+    if not isinstance(value, dict):
+        raise errors.not_a_json_object()
+    return value
+
+
+def _exact_number(text: str) -> Decimal:
+    """A JSON number with a fraction, exactly; exponents are refused, as in typed prices."""
+    if "e" in text or "E" in text:
+        raise ValueError(f"{text} usa expoente; escreva o número por extenso")
+    return Decimal(text)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} não é JSON")
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("uma chave aparece mais de uma vez")
+    return value
+
+
+def _multipart(request: Request, body: bytes) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    files: list[str] = []
+
+    def on_field(field: Any) -> None:
+        pairs.append((field.field_name.decode(), (field.value or b"").decode()))
+
+    def on_file(file: Any) -> None:
+        files.append((file.field_name or b"").decode(errors="replace"))
+
+    headers = {"Content-Type": request.headers["content-type"].encode("latin-1")}
+    python_multipart.parse_form(headers, BytesIO(body), on_field, on_file)
+    if len(pairs) > MAX_FIELDS:
+        raise ValueError(f"mais de {MAX_FIELDS} campos")
+    if files:
+        raise errors.file_refused(files[0])
+    return pairs

@@ -1,0 +1,76 @@
+"""Conditional requests (RFC 9110 §13): ETags of a product's version, If-Match, If-None-Match.
+
+An ETag is strong and distinct per representation: `"3-json"`, and for the edit page
+`"3-h<templates>"`, which also changes when the templates do. A write names the versions it
+accepts (If-Match's tags, or the `versao` its body was based on); storage checks them in the
+same statement as the write, so the check here is only the early answer.
+"""
+
+import re
+from collections.abc import Collection
+
+from starlette.requests import Request
+
+from catalogo import errors
+from catalogo.negotiation import HTML
+from catalogo.produtos import ID_PATTERN, Produto
+
+_OUR_ETAG = re.compile(rf'"({ID_PATTERN})-(?:json|h[0-9a-f]{{10}})"', re.ASCII)
+
+
+def etag(produto: Produto, media: str, templates: str) -> str:
+    """`templates` is the fingerprint of the pages' templates, for the HTML representation."""
+    return f'"{produto.versao}-{templates if media == HTML else "json"}"'
+
+
+def not_modified(request: Request, current: str) -> bool:
+    """If-None-Match on a GET, compared weakly as RFC 9110 §13.1.2 says."""
+    header = request.headers.get("if-none-match")
+    if header is None:
+        return False
+    tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
+    return "*" in tags or current in tags
+
+
+def has_preconditions(request: Request) -> bool:
+    return "if-match" in request.headers or "if-none-match" in request.headers
+
+
+def check(request: Request, current: Produto | None) -> None:
+    """RFC 9110 §13.2.2: a failed If-Match, or on a write a matching If-None-Match, is 412,
+    before anything else about the request is looked at. (A GET's If-None-Match is a 304.)"""
+    if "if-match" in request.headers:
+        accepted = accepted_versions(request)
+        if current is None or (accepted is not None and current.versao not in accepted):
+            raise errors.precondition_failed()
+    if_none_match = request.headers.get("if-none-match")
+    if request.method in ("GET", "HEAD") or if_none_match is None or current is None:
+        return
+    if if_none_match.strip() == "*" or current.versao in _versions(if_none_match, weak=True):
+        raise errors.precondition_failed()
+
+
+def accepted_versions(request: Request) -> Collection[int] | None:
+    """The versions If-Match accepts; None when any will do. Weak tags never match."""
+    header = request.headers.get("if-match")
+    if header is None or header.strip() == "*":
+        return None
+    return _versions(header, weak=False)
+
+
+def expected_versions(request: Request, based_on: int | None) -> Collection[int] | None:
+    """The versions a write may find: If-Match's, the body's `versao`, or both at once."""
+    accepted = accepted_versions(request)
+    if based_on is None:
+        return accepted
+    return {based_on} if accepted is None else {based_on} & set(accepted)
+
+
+def _versions(header: str, weak: bool) -> set[int]:
+    """The product versions that a list of our ETags names; other tags name none."""
+    tags = (tag.strip() for tag in header.split(","))
+    return {
+        int(match.group(1))
+        for tag in tags
+        if (match := _OUR_ETAG.fullmatch(tag.removeprefix("W/") if weak else tag))
+    }

@@ -1,0 +1,277 @@
+"""Every error catalogo answers with: the statuses, their Portuguese words, and the handlers.
+
+    status  when                                                        raised by
+    400     a body that is not UTF-8, broken multipart, a file upload,  bodies, guard,
+            malformed JSON or JSON that is not an object (or repeats a  resources
+            key), over 1,000 fields, a field we read sent twice with
+            two values, a bad Content-Length, a `_method` other than
+            PUT or DELETE, a malformed `versao`, cursor or
+            Idempotency-Key, two Idempotency-Keys, both `antes` and
+            `depois`
+    403     a write a browser sends from another site                   guard
+    404     an unknown path or product; an id outside 1 … 2^63-1        routing, resources
+    405     a method the path does not accept (with `Allow`)            routing
+    406     an Accept that rules out every type the path has            resources
+    409     a `versao` in the body that is no longer the product's      resources
+            (the answer shows what is saved now); a retry under an
+            Idempotency-Key whose first request is still running
+    412     an If-Match the product no longer matches (any If-Match on  conditional,
+            a product that does not exist), a write's matching          resources
+            If-None-Match
+    413     a body over CATALOGO_MAX_BODY_BYTES, before it is parsed    guard
+    415     a write body that is neither form data nor JSON, or not     bodies
+            UTF-8
+    422     invalid fields (the form again, or `errors` by field); an   resources,
+            Idempotency-Key already used with another request           idempotency
+    500     a bug: a page or problem with a code; the trace only in     server_error
+            the log, under that code
+    503     the database cannot answer now, with Retry-After            storage, /readyz
+
+Checked in this order: cross-site (403), body size (413), method override (400), routing
+(404, 405), then in the endpoint: 406; for PUT and DELETE the preconditions (412); the body's
+type and syntax (415, 400); the fields (422); the write itself (404, 409, 412).
+
+Browsers get the site's error page; clients that prefer JSON get RFC 9457 problem details.
+"""
+
+import logging
+import uuid
+from collections.abc import Callable, Collection, Coroutine
+from http import HTTPStatus
+from typing import Any
+
+import orjson
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from catalogo import pages
+from catalogo.negotiation import PROBLEM, prefers_json
+from catalogo.storage import StorageUnavailable
+
+log = logging.getLogger("catalogo")
+
+VARY = {"Vary": "Accept"}
+RETRY_AFTER = {"Retry-After": "5"}
+
+TITLES = {
+    400: "Requisição inválida",
+    403: "Acesso negado",
+    404: "Página não encontrada",
+    405: "Método não permitido",
+    406: "Formato não disponível",
+    409: "Conflito de edição",
+    412: "Versão desatualizada",
+    413: "Conteúdo grande demais",
+    415: "Formato não aceito",
+    500: "Erro interno",
+    503: "Serviço indisponível",
+}
+_DEFAULT_DETAILS = {
+    404: "Não há nada neste endereço. Veja a lista de produtos.",
+    405: "Este endereço não aceita o método {method}. Aceita: {allow}.",
+    406: "Não temos este conteúdo no formato pedido em Accept.",
+    500: "Algo deu errado do nosso lado. Tente de novo; se persistir, informe o código abaixo.",
+    503: "O banco de dados não respondeu a tempo. Tente de novo em instantes.",
+}
+
+# Messages: each says what went wrong and what to send instead.
+NOT_UTF8 = "O corpo da requisição não é UTF-8 válido."
+INVALID_FIELDS = "Corrija os campos indicados."
+EDIT_CONFLICT = "Outra pessoa salvou este produto depois da versão em que você se baseou."
+
+
+def bad_request(detail: str) -> HTTPException:
+    return HTTPException(400, detail)
+
+
+def repeated_field(name: str) -> HTTPException:
+    return bad_request(f"O campo «{name}» veio mais de uma vez, com valores diferentes.")
+
+
+def malformed_form(reason: object) -> HTTPException:
+    return bad_request(f"Formulário malformado: {reason}.")
+
+
+def file_refused(field: str) -> HTTPException:
+    return bad_request(f"Este formulário não aceita arquivos (campo «{field}»).")
+
+
+def malformed_json(reason: object) -> HTTPException:
+    return bad_request(f"JSON malformado: {reason}.")
+
+
+def not_a_json_object() -> HTTPException:
+    return bad_request('O corpo deve ser um objeto JSON: {"nome": …}.')
+
+
+def bad_content_length() -> HTTPException:
+    return bad_request("Content-Length inválido.")
+
+
+def bad_method_override(value: str) -> HTTPException:
+    return bad_request(f"_method aceita apenas PUT ou DELETE (recebido «{value[:50]}»).")
+
+
+def bad_version() -> HTTPException:
+    return bad_request("A versão (versao) deve ser um número inteiro positivo.")
+
+
+def bad_cursor(parameter: str) -> HTTPException:
+    return bad_request(f"O parâmetro «{parameter}» deve ser o número de um produto.")
+
+
+def both_cursors() -> HTTPException:
+    return bad_request("Use «antes» ou «depois», não os dois.")
+
+
+def two_idempotency_keys() -> HTTPException:
+    return bad_request("Envie uma só Idempotency-Key.")
+
+
+def bad_idempotency_key() -> HTTPException:
+    return bad_request(
+        "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
+    )
+
+
+def cross_site() -> HTTPException:
+    return HTTPException(403, "Envios a partir de outro site não são aceitos.")
+
+
+def product_not_found(id: int) -> HTTPException:
+    return HTTPException(404, f"Não há produto com o número {id}. Ele pode ter sido removido.")
+
+
+def not_acceptable(offered: Collection[str]) -> HTTPException:
+    return HTTPException(406, f"Formatos disponíveis: {', '.join(offered)}.")
+
+
+def idempotency_key_in_progress() -> HTTPException:
+    return HTTPException(
+        409, "Uma requisição com esta Idempotency-Key ainda está em andamento.", VARY
+    )
+
+
+def precondition_failed() -> HTTPException:
+    return HTTPException(
+        412,
+        "O produto mudou desde a versão indicada em If-Match. Busque-o de novo e refaça a "
+        "alteração sobre a versão atual.",
+    )
+
+
+def too_large(max_bytes: int) -> HTTPException:
+    return HTTPException(413, f"O corpo da requisição passa do limite de {max_bytes} bytes.")
+
+
+def unsupported_body() -> HTTPException:
+    return HTTPException(
+        415,
+        "Envie os dados como JSON (application/json) ou formulário "
+        "(application/x-www-form-urlencoded ou multipart/form-data).",
+    )
+
+
+def not_utf8_charset() -> HTTPException:
+    return HTTPException(415, "Envie os dados em UTF-8.")
+
+
+def schema_not_current(found: str | None, expected: str | None) -> HTTPException:
+    state = f"está na versão {found}" if found else "está vazio"
+    return HTTPException(
+        503,
+        f"O esquema do banco {state}, e o código espera a versão {expected}: "
+        "rode catalogo migrate.",
+        RETRY_AFTER,
+    )
+
+
+def problem(
+    status: int, detail: str, headers: dict[str, str] | None = None, **members: Any
+) -> Response:
+    """RFC 9457 problem details; `about:blank` types, so `title` is the status phrase."""
+    body = {
+        "type": "about:blank",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+        **members,
+    }
+    return Response(orjson.dumps(body), status, headers, media_type=PROBLEM)
+
+
+def invalid_fields(request: Request, errors: dict[str, str]) -> Response:
+    """422 for a JSON client: one message per field, keyed as the form names it."""
+    by_field = {f"produto.{field}": message for field, message in errors.items()}
+    return problem(422, INVALID_FIELDS, VARY, instance=request.url.path, errors=by_field)
+
+
+def idempotency_key_reused(request: Request) -> Response:
+    return problem(
+        422,
+        "Esta Idempotency-Key já foi usada com outra requisição (outro corpo ou formato).",
+        VARY,
+        instance=request.url.path,
+    )
+
+
+def detail_of(request: Request, error: HTTPException) -> str:
+    """What went wrong, in Portuguese: our own messages win over Starlette's English phrases."""
+    if error.detail != HTTPStatus(error.status_code).phrase:
+        return error.detail
+    allow = (error.headers or {}).get("Allow", "")
+    template = _DEFAULT_DETAILS.get(error.status_code, error.detail)
+    return template.format(method=request.method, allow=allow)
+
+
+def error_response(request: Request, error: HTTPException, **extra: str) -> Response:
+    """Problem details for JSON clients, the site's error page for everyone else."""
+    status = error.status_code
+    headers = {**(error.headers or {}), **VARY}
+    detail = detail_of(request, error)
+    if prefers_json(request):
+        return problem(status, detail, headers, instance=request.url.path, **extra)
+    title = TITLES.get(status, HTTPStatus(status).phrase)
+    return pages.load().render(
+        "erro.html", status, headers, titulo=title, detalhe=detail, status=status, **extra
+    )
+
+
+async def http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)  # noqa: S101 - Starlette's handler signature
+    return error_response(request, error)
+
+
+async def storage_unavailable(request: Request, error: Exception) -> Response:
+    log.warning("database unavailable: %s", error)
+    return error_response(request, HTTPException(503, headers=RETRY_AFTER))
+
+
+def server_error(security_headers: list[tuple[bytes, bytes]]) -> "Handler":
+    """500 with a code to quote; the trace goes only to the log. It is answered outside the
+    guard (Starlette's outermost middleware), so it adds the security headers itself."""
+    headers = {name.decode(): value.decode() for name, value in security_headers}
+
+    async def answer(request: Request, error: Exception) -> Response:
+        code = uuid.uuid4().hex[:12]
+        log.error(
+            "request %s failed: %s %s", code, request.method, request.url.path, exc_info=error
+        )
+        response = error_response(request, HTTPException(500), codigo=code)
+        response.headers.update(headers)
+        return response
+
+    return answer
+
+
+Handler = Callable[[Request, Exception], Coroutine[Any, Any, Response]]
+
+
+def handlers(security_headers: list[tuple[bytes, bytes]]) -> dict[Any, Handler]:
+    """The exception handlers the app installs: ours first, a bug last."""
+    return {
+        HTTPException: http_error,
+        StorageUnavailable: storage_unavailable,
+        Exception: server_error(security_headers),
+    }

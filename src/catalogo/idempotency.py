@@ -1,0 +1,70 @@
+"""Idempotency-Key on creation (IETF httpapi draft): a retry gets the first answer again.
+
+The key is claimed before the product is written; the product and the key's note of it are
+written in one transaction (storage), so a retry never creates twice, even across a crash.
+The answer to a retry is rebuilt from that product: the retry's values are the first
+request's (the fingerprint says so), and a new product is always at version 1.
+"""
+
+import hashlib
+from collections.abc import Callable
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+
+from catalogo import errors
+from catalogo.produtos import Produto
+from catalogo.storage import KeyTaken, Storage
+
+HEADER = "idempotency-key"
+
+
+def key_of(request: Request) -> str | None:
+    """The Idempotency-Key: a structured-field string, or the bare token clients often send."""
+    values = request.headers.getlist(HEADER)
+    if not values:
+        return None
+    if len(values) > 1:
+        raise errors.two_idempotency_keys()
+    key = values[0].strip()
+    if len(key) >= 2 and key[0] == key[-1] == '"':
+        key = key[1:-1]
+    if not 1 <= len(key) <= 255 or not all("!" <= c <= "~" and c not in '"\\' for c in key):
+        raise errors.bad_idempotency_key()
+    return key
+
+
+def fingerprint(media: str, produto: Produto) -> str:
+    """The same request: the same values after validation, asking for the same format."""
+    values = [media, produto.nome, produto.descricao, str(produto.preco)]
+    return hashlib.sha256(orjson.dumps(values)).hexdigest()
+
+
+async def create_once(
+    request: Request,
+    storage: Storage,
+    key: str,
+    media: str,
+    produto: Produto,
+    answer: Callable[[Produto], Response],
+) -> Response:
+    """Creates `produto` once per key and answers with `answer`, for the first request and
+    every retry alike (retries also say `Idempotent-Replayed: true`)."""
+    claim = await storage.claim_key(key, fingerprint(media, produto))
+    if claim.state == "created" and claim.created is not None:
+        replay = answer(produto.model_copy(update={"id": claim.created, "versao": 1}))
+        replay.headers["Idempotent-Replayed"] = "true"
+        return replay
+    if claim.state == "other_request":
+        return errors.idempotency_key_reused(request)
+    if claim.state != "claimed" or claim.claimed_at is None:
+        raise errors.idempotency_key_in_progress()
+    try:
+        created = await storage.create_once(produto, key, claim.claimed_at)
+    except KeyTaken:
+        raise errors.idempotency_key_in_progress() from None
+    except Exception:
+        await storage.release_key(key)  # a retry may try again at once, not in a minute
+        raise
+    return answer(created)

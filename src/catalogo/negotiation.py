@@ -1,0 +1,103 @@
+"""Which representation a client gets: Accept (RFC 9110 §12.5.1) and the body's own type.
+
+Pure decisions with no error of their own: `preferred` says None when the client's Accept rules
+out everything offered, and the caller answers 406 (`resources.negotiate`).
+"""
+
+import functools
+import math
+from collections.abc import Sequence
+
+from python_multipart.multipart import parse_options_header
+from starlette.requests import Request
+
+HTML = "text/html"
+JSON = "application/json"
+PROBLEM = "application/problem+json"
+FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
+
+
+def media_type(request: Request) -> tuple[str, dict[bytes, bytes]]:
+    """The request body's media type, lower-cased, and its parameters."""
+    media, options = parse_options_header(request.headers.get("content-type", ""))
+    return media.decode("latin-1").lower(), options
+
+
+def body_is_json(request: Request) -> bool:
+    return "content-type" in request.headers and media_type(request)[0] == JSON
+
+
+def preferred(request: Request, offered: Sequence[str]) -> str | None:
+    """The offered type the client's Accept prefers, or None when it accepts none of them.
+
+    On a tie, and with no Accept at all, the first offered wins, HTML by default, unless the
+    request's own body is JSON: a client that sends JSON gets JSON back.
+    """
+    if JSON in offered and body_is_json(request):
+        offered = (JSON, *(media for media in offered if media != JSON))
+    return _best(request.headers.get("accept"), offered)
+
+
+def prefers_json(request: Request) -> bool:
+    """Whether an error should go out as problem details rather than as a page."""
+    offered = (JSON, HTML) if body_is_json(request) else (HTML, JSON)
+    return _best(request.headers.get("accept"), (*offered, PROBLEM)) in (JSON, PROBLEM)
+
+
+def _best(accept: str | None, offered: Sequence[str]) -> str | None:
+    if accept is None:
+        return offered[0]
+    if len(accept) <= 256:  # browsers send a few Accept values over and over
+        return _best_cached(accept, tuple(offered))
+    return _best_parsed(accept, offered)
+
+
+@functools.lru_cache(maxsize=128)
+def _best_cached(accept: str, offered: tuple[str, ...]) -> str | None:
+    return _best_parsed(accept, offered)
+
+
+def _best_parsed(accept: str, offered: Sequence[str]) -> str | None:
+    ranges = _accept_ranges(accept)
+    best, best_q = None, 0.0
+    for media in offered:
+        q = _quality(media, ranges)
+        if q > best_q:
+            best, best_q = media, q
+    return best
+
+
+def _accept_ranges(accept: str) -> list[tuple[str, str, float]]:
+    ranges = []
+    for item in accept.split(","):
+        media, *params = item.split(";")
+        kind, _, subtype = media.strip().lower().partition("/")
+        q = 1.0
+        for param in params:
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = math.nan
+        if kind and subtype and 0 <= q <= 1:  # a malformed range is ignored, not guessed at
+            ranges.append((kind, subtype, q))
+    return ranges
+
+
+def _quality(media: str, ranges: list[tuple[str, str, float]]) -> float:
+    """The q of the most specific range that matches `media`; 0 when none does."""
+    kind, _, subtype = media.partition("/")
+    specificity, q = -1, 0.0
+    for range_kind, range_subtype, range_q in ranges:
+        if (range_kind, range_subtype) == (kind, subtype):
+            rank = 2
+        elif range_kind == kind and range_subtype == "*":
+            rank = 1
+        elif (range_kind, range_subtype) == ("*", "*"):
+            rank = 0
+        else:
+            continue
+        if rank > specificity:
+            specificity, q = rank, range_q
+    return q

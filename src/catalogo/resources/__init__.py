@@ -1,0 +1,63 @@
+"""One HTTPEndpoint per URI, grouped by resource: `produtos.py` the product, `ops.py` the rest.
+
+Handlers translate between HTTP and the product, nothing more. Methods a class does not define
+get 405 with `Allow` from Starlette's `HTTPEndpoint`, HEAD follows GET, and OPTIONS answers
+204 with the same `Allow`. Every URI speaks HTML to browsers and JSON to clients that ask for
+it (`negotiate`), with `Vary: Accept`.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from starlette.endpoints import HTTPEndpoint
+from starlette.requests import Request
+from starlette.responses import Response
+
+from catalogo import errors
+from catalogo.negotiation import HTML, JSON, preferred
+from catalogo.settings import Settings
+from catalogo.storage import Storage
+
+VARY = errors.VARY
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+@dataclass(frozen=True)
+class Services:
+    """What the handlers share, made when the app starts (app.py's lifespan)."""
+
+    settings: Settings
+    storage: Storage
+    schema_head: str | None
+
+
+def services(request: Request) -> Services:
+    shared: Services = request.app.state.services
+    return shared
+
+
+class Resource(HTTPEndpoint):
+    async def options(self, request: Request) -> Response:
+        return Response(status_code=204, headers={"Allow": ", ".join(self.allowed_methods())})
+
+    @classmethod
+    def allowed_methods(cls) -> list[str]:
+        """The methods this URI answers, as Starlette's 405 lists them: HEAD goes with GET."""
+        defined = {method for method in _METHODS if hasattr(cls, method.lower())}
+        return [m for m in _METHODS if m in defined or (m == "HEAD" and "GET" in defined)]
+
+
+def negotiate(request: Request, offered: Sequence[str] = (HTML, JSON)) -> str:
+    """The representation to send, or 406 when the client's Accept rules out every one."""
+    media = preferred(request, offered)
+    if media is None:
+        raise errors.not_acceptable(offered)
+    return media
+
+
+def json_response(
+    data: Any, status_code: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    return Response(orjson.dumps(data), status_code, headers, media_type=JSON)

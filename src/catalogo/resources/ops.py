@@ -1,0 +1,56 @@
+"""The URIs around the product: the front door, health for load balancers, the API docs."""
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from catalogo import errors, openapi, pages
+from catalogo.guard import CSP_KEY, content_security_policy
+from catalogo.negotiation import JSON
+from catalogo.resources import Resource, json_response, services
+
+# Swagger UI fetches the description and tries requests (connect-src), and draws its icons
+# from data: URLs; the rest of the site's policy stands.
+_DOCS_POLICY = content_security_policy(img_src="'self' data:", connect_src="'self'")
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+class InicioResource(Resource):
+    """/: the site has one resource, so its front door is the list."""
+
+    async def get(self, request: Request) -> Response:
+        return Response(status_code=302, headers={"Location": "/produtos"})
+
+
+class HealthResource(Resource):
+    """/healthz: the process is up and answering; it asks nothing of the database."""
+
+    async def get(self, request: Request) -> Response:
+        return json_response({"status": "ok"}, headers=_NO_STORE)
+
+
+class ReadyResource(Resource):
+    """/readyz: ready for traffic: the database answers and its schema is the code's."""
+
+    async def get(self, request: Request) -> Response:
+        shared = services(request)
+        found = await shared.storage.schema_version()  # unreachable: StorageUnavailable, 503
+        if found != shared.schema_head:
+            raise errors.schema_not_current(found, shared.schema_head)
+        return json_response({"status": "ready", "schema": found}, headers=_NO_STORE)
+
+
+class OpenAPIResource(Resource):
+    """/openapi.json: the API description, made once per process (openapi.py)."""
+
+    async def get(self, request: Request) -> Response:
+        return Response(
+            openapi.document_bytes(), media_type=JSON, headers={"Cache-Control": "no-cache"}
+        )
+
+
+class DocsResource(Resource):
+    """/docs: the API description as a page (Swagger UI, shipped in a package, no CDN)."""
+
+    async def get(self, request: Request) -> Response:
+        request.scope[CSP_KEY] = _DOCS_POLICY
+        return pages.load().render("docs.html")
