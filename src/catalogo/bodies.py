@@ -35,7 +35,7 @@ async def read_form(request: Request, fields: Collection[str]) -> dict[str, str]
     form: dict[str, str] = {}
     for name, value in pairs:
         if name in fields and form.setdefault(name, value) != value:
-            raise errors.repeated_field(name)
+            raise errors.bad_request(errors.REPEATED_FIELD, name)
     return form
 
 
@@ -54,7 +54,7 @@ async def _parse_form(request: Request) -> list[tuple[str, str]]:
     except UnicodeDecodeError:
         raise errors.bad_request(errors.NOT_UTF8) from None
     except (ValueError, FormParserError) as reason:
-        raise errors.malformed_form(reason) from None
+        raise errors.bad_request(errors.MALFORMED_FORM, reason) from None
 
 
 def _check_utf8(options: dict[bytes, bytes]) -> None:
@@ -78,9 +78,9 @@ async def read_json(request: Request) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise errors.bad_request(errors.NOT_UTF8) from None
     except (ValueError, ArithmeticError, RecursionError) as reason:
-        raise errors.malformed_json(reason) from None
+        raise errors.bad_request(errors.MALFORMED_JSON, reason) from None
     if not isinstance(value, dict):
-        raise errors.not_a_json_object()
+        raise errors.bad_request(errors.NOT_A_JSON_OBJECT)
     return value
 
 
@@ -117,5 +117,5 @@ def _multipart(request: Request, body: bytes) -> list[tuple[str, str]]:
     if len(pairs) > MAX_FIELDS:
         raise ValueError(f"mais de {MAX_FIELDS} campos")
     if files:
-        raise errors.file_refused(files[0])
+        raise errors.bad_request(errors.FILE_REFUSED, files[0])
     return pairs

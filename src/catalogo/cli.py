@@ -37,8 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     try:
         settings = Settings.from_env()
-    except SettingsError as erro:
-        sys.exit(f"catalogo: {erro}")
+    except SettingsError as error:
+        sys.exit(f"catalogo: {error}")
     try:
         if args.command == "migrate" or settings.database == "sqlite":
             migrations.upgrade(settings)  # once here, so that workers start on a current schema
@@ -47,10 +47,10 @@ def main(argv: list[str] | None = None) -> None:
             _serve(args.host, args.port, args.workers)
         elif args.command == "seed":
             print(f"catalogo: added {asyncio.run(_seed(settings, args.count))} products")
-    except migrations.SchemaOutdated as erro:
-        sys.exit(f"catalogo: {erro}")
-    except (StorageUnavailable, OSError) as erro:
-        sys.exit(f"catalogo: the database does not answer ({erro})")
+    except migrations.SchemaOutdated as error:
+        sys.exit(f"catalogo: {error}")
+    except (StorageUnavailable, OSError) as error:
+        sys.exit(f"catalogo: the database does not answer ({error})")
 
 
 async def _check(settings: Settings) -> None:

@@ -75,64 +75,27 @@ _DEFAULT_DETAILS = {
     503: "O banco de dados não respondeu a tempo. Tente de novo em instantes.",
 }
 
-# Messages: each says what went wrong and what to send instead.
+# Messages: each says what went wrong and what to send instead. `{}` takes what was sent.
 NOT_UTF8 = "O corpo da requisição não é UTF-8 válido."
+REPEATED_FIELD = "O campo «{}» veio mais de uma vez, com valores diferentes."
+MALFORMED_FORM = "Formulário malformado: {}."
+FILE_REFUSED = "Este formulário não aceita arquivos (campo «{}»)."
+MALFORMED_JSON = "JSON malformado: {}."
+NOT_A_JSON_OBJECT = 'O corpo deve ser um objeto JSON: {{"nome": …}}.'
+BAD_CONTENT_LENGTH = "Content-Length inválido."
+BAD_METHOD_OVERRIDE = "_method aceita apenas PUT ou DELETE (recebido «{:.50}»)."
+BAD_VERSION = "A versão (versao) deve ser um número inteiro positivo."
+BAD_CURSOR = "O parâmetro «{}» deve ser o número de um produto."
+BOTH_CURSORS = "Use «antes» ou «depois», não os dois."
+TWO_IDEMPOTENCY_KEYS = "Envie uma só Idempotency-Key."
+BAD_IDEMPOTENCY_KEY = "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
 INVALID_FIELDS = "Corrija os campos indicados."
 EDIT_CONFLICT = "Outra pessoa salvou este produto depois da versão em que você se baseou."
 
 
-def bad_request(detail: str) -> HTTPException:
-    return HTTPException(400, detail)
-
-
-def repeated_field(name: str) -> HTTPException:
-    return bad_request(f"O campo «{name}» veio mais de uma vez, com valores diferentes.")
-
-
-def malformed_form(reason: object) -> HTTPException:
-    return bad_request(f"Formulário malformado: {reason}.")
-
-
-def file_refused(field: str) -> HTTPException:
-    return bad_request(f"Este formulário não aceita arquivos (campo «{field}»).")
-
-
-def malformed_json(reason: object) -> HTTPException:
-    return bad_request(f"JSON malformado: {reason}.")
-
-
-def not_a_json_object() -> HTTPException:
-    return bad_request('O corpo deve ser um objeto JSON: {"nome": …}.')
-
-
-def bad_content_length() -> HTTPException:
-    return bad_request("Content-Length inválido.")
-
-
-def bad_method_override(value: str) -> HTTPException:
-    return bad_request(f"_method aceita apenas PUT ou DELETE (recebido «{value[:50]}»).")
-
-
-def bad_version() -> HTTPException:
-    return bad_request("A versão (versao) deve ser um número inteiro positivo.")
-
-
-def bad_cursor(parameter: str) -> HTTPException:
-    return bad_request(f"O parâmetro «{parameter}» deve ser o número de um produto.")
-
-
-def both_cursors() -> HTTPException:
-    return bad_request("Use «antes» ou «depois», não os dois.")
-
-
-def two_idempotency_keys() -> HTTPException:
-    return bad_request("Envie uma só Idempotency-Key.")
-
-
-def bad_idempotency_key() -> HTTPException:
-    return bad_request(
-        "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
-    )
+def bad_request(message: str, *sent: object) -> HTTPException:
+    """400, with `message` naming what was `sent`."""
+    return HTTPException(400, message.format(*sent))
 
 
 def cross_site() -> HTTPException:

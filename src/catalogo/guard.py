@@ -86,7 +86,7 @@ class Guard:
     async def _read(self, request: Request) -> bytes:
         declared = request.headers.get("content-length")
         if declared is not None and not (declared.isascii() and declared.isdigit()):
-            raise errors.bad_content_length()
+            raise errors.bad_request(errors.BAD_CONTENT_LENGTH)
         if declared is not None and int(declared) > self.max_bytes:
             raise errors.too_large(self.max_bytes)
         chunks: list[bytes] = []
@@ -102,7 +102,7 @@ class Guard:
 def _overridden(value: str) -> str:
     method = value.upper()
     if method not in OVERRIDABLE:
-        raise errors.bad_method_override(value)
+        raise errors.bad_request(errors.BAD_METHOD_OVERRIDE, value)
     return method
 
 

@@ -26,12 +26,12 @@ def key_of(request: Request) -> str | None:
     if not values:
         return None
     if len(values) > 1:
-        raise errors.two_idempotency_keys()
+        raise errors.bad_request(errors.TWO_IDEMPOTENCY_KEYS)
     key = values[0].strip()
     if len(key) >= 2 and key[0] == key[-1] == '"':
         key = key[1:-1]
     if not 1 <= len(key) <= 255 or not all("!" <= c <= "~" and c not in '"\\' for c in key):
-        raise errors.bad_idempotency_key()
+        raise errors.bad_request(errors.BAD_IDEMPOTENCY_KEY)
     return key
 
 

@@ -48,10 +48,10 @@ class Pages:
         # Each field's input attributes (`maxlength`, `required`), rendered once from the
         # model's rules and pasted into the templates as text.
         attributes = {
-            f'{{{{ atributos["{campo}"] }}}}': "".join(
-                f' {nome}="{escape(valor)}"' for nome, valor in attrs.items()
+            f'{{{{ atributos["{field}"] }}}}': "".join(
+                f' {name}="{escape(value)}"' for name, value in attrs.items()
             )
-            for campo, attrs in ATRIBUTOS_HTML.items()
+            for field, attrs in ATRIBUTOS_HTML.items()
         }
         self.env = Environment(
             loader=_PastingLoader(attributes),

@@ -49,7 +49,7 @@ class ProdutosResource(Resource):
         media = negotiate(request)
         before, after = _cursor(request, "antes"), _cursor(request, "depois")
         if before is not None and after is not None:
-            raise errors.both_cursors()
+            raise errors.bad_request(errors.BOTH_CURSORS)
         shared = services(request)
         limit = shared.settings.page_size
         page = await shared.storage.page(Cursor(limit, after=after, before=before))
@@ -222,7 +222,7 @@ def _version(value: Any) -> int | None:
         return value
     if isinstance(value, str) and (number := ler_id(value)) is not None:
         return number
-    raise errors.bad_version()
+    raise errors.bad_request(errors.BAD_VERSION)
 
 
 def _cursor(request: Request, parameter: str) -> int | None:
@@ -231,7 +231,7 @@ def _cursor(request: Request, parameter: str) -> int | None:
         return None
     number = ler_id(value)
     if number is None:
-        raise errors.bad_cursor(parameter)
+        raise errors.bad_request(errors.BAD_CURSOR, parameter)
     return number
 
 

@@ -20,20 +20,8 @@ from typing import Any, TypeAlias
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from catalogo import storage
 from catalogo.produtos import Produto
-from catalogo.storage import (
-    ABANDONED_AFTER_SECONDS,
-    KEY_TTL_SECONDS,
-    Cursor,
-    KeyClaim,
-    KeyTaken,
-    NotFound,
-    Page,
-    StorageUnavailable,
-    VersionConflict,
-    existing_claim,
-    page_of,
-)
 
 CONNECT_TIMEOUT_S = 5
 ACQUIRE_TIMEOUT_S = 10  # a free connection of the pool, or a new one, within this
@@ -112,8 +100,8 @@ class PostgresStorage:
         try:
             async with self._pool.acquire(timeout=ACQUIRE_TIMEOUT_S) as connection:
                 yield connection
-        except _UNAVAILABLE as erro:
-            raise StorageUnavailable(f"{type(erro).__name__}: {erro}") from erro
+        except _UNAVAILABLE as error:
+            raise storage.StorageUnavailable(f"{type(error).__name__}: {error}") from error
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[Connection]:
@@ -125,7 +113,7 @@ class PostgresStorage:
             rows: list[Any] = await connection.fetch(sql, *params)
             return rows
 
-    async def page(self, cursor: Cursor) -> Page:
+    async def page(self, cursor: storage.Cursor) -> storage.Page:
         if cursor.before is not None:
             rows = await self._fetch(_PAGE_BEFORE, cursor.limit, cursor.before)
         elif cursor.after is not None:
@@ -134,7 +122,7 @@ class PostgresStorage:
             rows = await self._fetch(_FIRST_PAGE, cursor.limit)
         produtos = [_produto(row) for row in rows if row[0] is not None]
         older, newer, anywhere = rows[0][5], rows[0][6], rows[0][7]
-        return page_of(cursor, produtos, older, newer, anywhere)
+        return storage.page_of(cursor, produtos, older, newer, anywhere)
 
     async def get(self, id: int) -> Produto | None:
         rows = await self._fetch(f"SELECT {_COLUMNS} FROM produtos WHERE id = $1", id)
@@ -185,11 +173,11 @@ class PostgresStorage:
                 raise await _why_not(connection, id)
         return _produto(row)
 
-    async def claim_key(self, key: str, fingerprint: str) -> KeyClaim:
+    async def claim_key(self, key: str, fingerprint: str) -> storage.KeyClaim:
         now = time.time()
         async with self._connection() as connection:
             await connection.execute(
-                "DELETE FROM idempotency_keys WHERE created_at < $1", now - KEY_TTL_SECONDS
+                "DELETE FROM idempotency_keys WHERE created_at < $1", now - storage.KEY_TTL_SECONDS
             )
             # New, or taken over from a request that crashed: one statement, so two requests
             # with the same key can never both claim it.
@@ -201,16 +189,16 @@ class PostgresStorage:
                 key,
                 fingerprint,
                 now,
-                now - ABANDONED_AFTER_SECONDS,
+                now - storage.ABANDONED_AFTER_SECONDS,
             )
             if claimed:
-                return KeyClaim("claimed", claimed_at=now)
+                return storage.KeyClaim("claimed", claimed_at=now)
             row = await connection.fetchrow(
                 "SELECT fingerprint, produto_id FROM idempotency_keys WHERE key = $1", key
             )
         if row is None:  # released by its failed request just now: a retry may claim it
-            return KeyClaim("in_progress")
-        return existing_claim(fingerprint, row[0], row[1])
+            return storage.KeyClaim("in_progress")
+        return storage.existing_claim(fingerprint, row[0], row[1])
 
     async def create_once(self, produto: Produto, key: str, claimed_at: float) -> Produto:
         async with self._transaction() as connection:
@@ -223,7 +211,7 @@ class PostgresStorage:
                 claimed_at,
             )
             if kept != "UPDATE 1":
-                raise KeyTaken(key)  # leaving the transaction rolls the new product back
+                raise storage.KeyTaken(key)  # leaving the transaction rolls the new product back
         return created
 
     async def release_key(self, key: str) -> None:
@@ -256,4 +244,4 @@ async def _insert(connection: Connection, produto: Produto) -> Produto:
 async def _why_not(connection: Connection, id: int) -> Exception:
     """Why a write that named a product changed no row: it is gone, or it has moved on."""
     row = await connection.fetchrow(f"SELECT {_COLUMNS} FROM produtos WHERE id = $1", id)
-    return VersionConflict(_produto(row)) if row else NotFound()
+    return storage.VersionConflict(_produto(row)) if row else storage.NotFound()

@@ -20,20 +20,8 @@ from collections.abc import Callable, Collection, Iterable
 from decimal import Decimal
 from typing import Any, TypeVar
 
+from catalogo import storage
 from catalogo.produtos import Produto
-from catalogo.storage import (
-    ABANDONED_AFTER_SECONDS,
-    KEY_TTL_SECONDS,
-    Cursor,
-    KeyClaim,
-    KeyTaken,
-    NotFound,
-    Page,
-    StorageUnavailable,
-    VersionConflict,
-    existing_claim,
-    page_of,
-)
 
 T = TypeVar("T")
 MAX_BATCH = 256
@@ -75,7 +63,7 @@ def _at_versions(versions: Collection[int] | None) -> str:
 def _why_not(connection: sqlite3.Connection, id: int) -> Exception:
     """Why a write that named a product changed no row: it is gone, or it has moved on."""
     rows = connection.execute(f"SELECT {_COLUMNS} FROM produtos WHERE id = ?", (id,)).fetchall()
-    return VersionConflict(_produto(rows[0])) if rows else NotFound()
+    return storage.VersionConflict(_produto(rows[0])) if rows else storage.NotFound()
 
 
 def _centavos(produto: Produto) -> int:
@@ -96,7 +84,7 @@ class _Writer(threading.Thread):
 
     def submit(self, work: Callable[[sqlite3.Connection], T]) -> "asyncio.Future[T]":
         if not self.is_alive():
-            raise StorageUnavailable("the SQLite writer thread has stopped")
+            raise storage.StorageUnavailable("the SQLite writer thread has stopped")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._jobs.put((work, future))
         return future
@@ -134,9 +122,9 @@ class _Writer(threading.Thread):
             connection.execute("BEGIN IMMEDIATE")
             outcomes = [_in_savepoint(connection, work) for work, _ in batch]
             connection.execute("COMMIT")
-        except Exception as erro:  # locked past busy_timeout, disk full, a damaged file
+        except Exception as error:  # locked past busy_timeout, disk full, a damaged file
             _rollback(connection)
-            outcomes = [(False, StorageUnavailable(str(erro))) for _ in batch]
+            outcomes = [(False, storage.StorageUnavailable(str(error))) for _ in batch]
         # One wake-up of each waiting event loop per batch, not one per write.
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
         for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
@@ -160,12 +148,14 @@ def _in_savepoint(
     connection.execute("SAVEPOINT write")
     try:
         value = work(connection)
-    except Exception as erro:
-        if isinstance(erro, sqlite3.DatabaseError) and not isinstance(erro, sqlite3.IntegrityError):
+    except Exception as error:
+        if isinstance(error, sqlite3.DatabaseError) and not isinstance(
+            error, sqlite3.IntegrityError
+        ):
             raise  # the database itself failed: the whole batch is in doubt
         connection.execute("ROLLBACK TO write")
         connection.execute("RELEASE write")
-        return False, erro
+        return False, error
     connection.execute("RELEASE write")
     return True, value
 
@@ -189,20 +179,20 @@ class SQLiteStorage:
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         try:
             return self._reader.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as erro:  # locked, unreadable or damaged: not a bug of ours
-            raise StorageUnavailable(str(erro)) from erro
+        except sqlite3.DatabaseError as error:  # locked, unreadable or damaged: not a bug of ours
+            raise storage.StorageUnavailable(str(error)) from error
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
         return await self._writer.submit(lambda c: c.execute(sql, params).fetchall())
 
-    async def page(self, cursor: Cursor) -> Page:
+    async def page(self, cursor: storage.Cursor) -> storage.Page:
         self._read("BEGIN")
         try:
             return self._page(cursor)
         finally:
             self._read("COMMIT")
 
-    def _page(self, cursor: Cursor) -> Page:
+    def _page(self, cursor: storage.Cursor) -> storage.Page:
         base = f"SELECT {_COLUMNS} FROM produtos"
         if cursor.before is not None:
             rows = self._read(
@@ -216,14 +206,14 @@ class SQLiteStorage:
             rows = self._read(f"{base} ORDER BY id DESC LIMIT ?", (cursor.limit,))
         if not rows:
             anywhere = self._read("SELECT EXISTS(SELECT 1 FROM produtos)")[0][0]
-            return page_of(cursor, [], False, 0, anywhere)
+            return storage.page_of(cursor, [], False, 0, anywhere)
         first, last = rows[0][0], rows[-1][0]
         older = self._read("SELECT EXISTS(SELECT 1 FROM produtos WHERE id < ?)", (last,))[0][0]
         newer = self._read(
             "SELECT count(*) FROM (SELECT 1 FROM produtos WHERE id > ? LIMIT ?)",
             (first, cursor.limit + 1),
         )[0][0]
-        return page_of(cursor, [_produto(row) for row in rows], older, newer, True)
+        return storage.page_of(cursor, [_produto(row) for row in rows], older, newer, True)
 
     async def get(self, id: int) -> Produto | None:
         rows = self._read(f"SELECT {_COLUMNS} FROM produtos WHERE id = ?", (id,))
@@ -265,24 +255,25 @@ class SQLiteStorage:
 
         return await self._writer.submit(run)
 
-    async def claim_key(self, key: str, fingerprint: str) -> KeyClaim:
-        def run(connection: sqlite3.Connection) -> KeyClaim:
+    async def claim_key(self, key: str, fingerprint: str) -> storage.KeyClaim:
+        def run(connection: sqlite3.Connection) -> storage.KeyClaim:
             now = time.time()
             connection.execute(
-                "DELETE FROM idempotency_keys WHERE created_at < ?", (now - KEY_TTL_SECONDS,)
+                "DELETE FROM idempotency_keys WHERE created_at < ?",
+                (now - storage.KEY_TTL_SECONDS,),
             )
             row = connection.execute(
                 "SELECT fingerprint, created_at, produto_id FROM idempotency_keys WHERE key = ?",
                 (key,),
             ).fetchone()
-            if row is None or (row[2] is None and row[1] < now - ABANDONED_AFTER_SECONDS):
+            if row is None or (row[2] is None and row[1] < now - storage.ABANDONED_AFTER_SECONDS):
                 connection.execute(
                     "INSERT OR REPLACE INTO idempotency_keys (key, fingerprint, created_at) "
                     "VALUES (?, ?, ?)",
                     (key, fingerprint, now),
                 )
-                return KeyClaim("claimed", claimed_at=now)
-            return existing_claim(fingerprint, row[0], row[2])
+                return storage.KeyClaim("claimed", claimed_at=now)
+            return storage.existing_claim(fingerprint, row[0], row[2])
 
         return await self._writer.submit(run)
 
@@ -295,7 +286,7 @@ class SQLiteStorage:
                 (created.id, key, claimed_at),
             )
             if kept.rowcount != 1:
-                raise KeyTaken(key)  # its savepoint rolls the new product back
+                raise storage.KeyTaken(key)  # its savepoint rolls the new product back
             return created
 
         return await self._writer.submit(run)
