@@ -7,6 +7,8 @@ import httpx2
 import pytest
 from starlette.testclient import TestClient
 
+from catalogo.app import create_app
+from catalogo.settings import Settings
 from tests.databases import Database
 from tests.helpers import contar
 
@@ -158,3 +160,45 @@ def test_simultaneous_retries_create_exactly_one_product(client: TestClient, db:
         thread.join()
     assert set(statuses) <= {201, 409} and 201 in statuses
     assert contar(db) == 1
+
+
+def before_each_insert(db: Database, statement: str) -> None:
+    """Runs `statement` (SQL that both databases read alike) before the app inserts a product:
+    a way to make the write fail, or to change the key's row, between its steps."""
+    if db.backend == "sqlite":
+        db.execute(f"CREATE TRIGGER meanwhile BEFORE INSERT ON produtos BEGIN {statement}; END")
+        return
+    db.execute(
+        "CREATE FUNCTION meanwhile() RETURNS trigger LANGUAGE plpgsql AS "
+        f"$$ BEGIN {statement}; RETURN NEW; END $$"
+    )
+    db.execute(
+        "CREATE TRIGGER meanwhile BEFORE INSERT ON produtos "
+        "FOR EACH ROW EXECUTE FUNCTION meanwhile()"
+    )
+
+
+def test_a_creation_that_fails_releases_its_key_so_a_retry_runs_at_once(
+    settings: Settings, db: Database
+) -> None:
+    refuse = (
+        "SELECT RAISE(ABORT, 'refused')" if db.backend == "sqlite" else "RAISE EXCEPTION 'refused'"
+    )
+    before_each_insert(db, refuse)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        assert post(client, "k9").status_code == 500
+        assert db.execute("SELECT count(*) FROM idempotency_keys").fetchone() == (0,)
+        db.execute("DROP TRIGGER meanwhile" + ("" if db.backend == "sqlite" else " ON produtos"))
+        retry = post(client, "k9")
+    assert retry.status_code == 201 and "idempotent-replayed" not in retry.headers
+    assert contar(db) == 1
+
+
+def test_a_claim_taken_over_while_creating_is_409_and_creates_nothing(
+    client: TestClient, db: Database
+) -> None:
+    before_each_insert(db, "UPDATE idempotency_keys SET created_at = created_at + 1")
+    response = post(client, "k10")
+    assert response.status_code == 409
+    assert "em andamento" in response.json()["detail"]
+    assert contar(db) == 0
