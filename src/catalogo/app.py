@@ -30,7 +30,7 @@ from catalogo.storage import open_storage
 
 
 class ProdutoId(Convertor[int]):
-    """Ids as DESIGN §2 has them: `novo`, `007`, `0`, `-1` and 2^63 never reach a resource,
+    """Ids as docs/behaviour.md has them: `novo`, `007`, `0`, `-1` and 2^63 never reach a resource,
     whatever the method, so all of them are 404 and `int()` never sees an overflow."""
 
     regex = ID_PATTERN

@@ -5,7 +5,7 @@ attributes (`ATRIBUTOS_HTML`) and any schema are read from it, so they cannot dr
 
 Prices are exact: `Decimal` with two places here, integer cents in SQLite. The price parser is
 ours because `Decimal()` and locale libraries accept `NaN`, exponents and non-ASCII digits, and
-guess at `1.234`; we refuse what is ambiguous instead (DESIGN.md §2).
+guess at `1.234`; we refuse what is ambiguous instead (docs/behaviour.md).
 """
 
 import re
