@@ -6,8 +6,8 @@ with its own connection: one writer per process is what SQLite allows anyway, an
 loop never blocks on a lock. `synchronous=FULL` makes each acknowledged write survive a power
 cut, not only a crash, at the price of a disk flush per commit; the writer pays it once for
 every write that queued while the previous commit was flushing (group commit), each write in
-its own savepoint so that one failing write does not undo the others. `busy_timeout` lets several processes on one file
-take turns instead of failing.
+its own savepoint so that one failing write does not undo the others. `busy_timeout` lets
+several processes on one file take turns instead of failing.
 """
 
 import asyncio
