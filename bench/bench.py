@@ -13,11 +13,18 @@ and create on each, alternating them within every round. One worker is pinned to
 above; two workers are not pinned. PostgreSQL's own processes are never pinned: they share the
 machine's two cores with the workers and wrk, as they would on one machine.
 
+With `--against REV` the same cases also run on the code of git revision REV: a temporary
+worktree of REV gets a venv of its own, each size seeds a file for it with its own `catalogo
+seed` (so either code reads a schema it knows), and its server is pinned to core 0 beside this
+code's. Every round runs each case on this code and on REV one after the other, which one goes
+first alternating by round, so that noise hits both alike; the table reports this code / REV.
+
 Run through `bench/run`, which installs wrk and the project first.
 """
 
 import argparse
 import asyncio
+import contextlib
 import datetime
 import json
 import os
@@ -32,12 +39,14 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 LUA = HERE / "lua"
 CATALOGO = str(Path(sys.executable).with_name("catalogo"))
 GRANIAN = str(Path(sys.executable).with_name("granian"))
@@ -83,6 +92,71 @@ class Figures:
     failures: int = 0
 
 
+@dataclass
+class SizeRun:
+    results: dict[str, Figures]  # the ceiling and every case, on this code
+    rss: float
+    baseline: dict[str, Figures] | None = None  # every case, on the --against revision
+    baseline_rss: float = 0.0
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The code of another git revision, installed in a venv of its own."""
+
+    rev: str  # as given on the command line
+    commit: str
+    catalogo: str  # its venv's `catalogo`
+    tree: Path
+
+
+def git(*args: str) -> str:
+    result = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"bench: git {' '.join(args)}: {result.stderr.strip()}")
+    return result.stdout.strip()
+
+
+def this_code() -> str:
+    """Which code this is: the commit, and whether src/ has uncommitted changes."""
+    dirty = git("status", "--short", "--", "src")
+    head = git("rev-parse", "--short=12", "HEAD")
+    return f"{head} with uncommitted changes in src/" if dirty else head
+
+
+@contextlib.contextmanager
+def baseline(rev: str) -> Iterator[Baseline]:
+    """A detached worktree of `rev` with its own venv, removed afterwards."""
+    commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
+    tree = Path(tempfile.mkdtemp(prefix="catalogo-against-"))
+    git("worktree", "add", "--detach", str(tree), commit)
+    try:
+        print(f"bench: installing {rev} ({commit[:12]}) in {tree}", file=sys.stderr)
+        subprocess.run(["python3", "-m", "venv", str(tree / ".venv")], check=True)
+        python = tree / ".venv" / "bin" / "python"
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "-c", "constraints.txt", "-e", "."],
+            cwd=tree,
+            check=True,
+        )
+        where = subprocess.run(
+            [str(python), "-c", "import catalogo; print(catalogo.__file__)"],
+            cwd="/",
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        if not Path(where).resolve().is_relative_to(tree.resolve()):
+            sys.exit(f"bench: {rev}'s venv imports catalogo from {where}, not from {tree}")
+        yield Baseline(rev, commit, str(python.with_name("catalogo")), tree)
+    finally:
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+            capture_output=True,
+        )
+        shutil.rmtree(tree, ignore_errors=True)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -104,12 +178,13 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
 
 
 def start(
-    command: list[str], env: dict[str, str], log: Path, pinned: bool = True
+    command: list[str], env: dict[str, str], log: Path, pinned: bool = True, cwd: Path | None = None
 ) -> subprocess.Popen[bytes]:
     with log.open("ab") as output:
         return subprocess.Popen(
             [*(["taskset", "-c", SERVER_CORE] if pinned else []), *command],
             env=env,
+            cwd=cwd,
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -163,15 +238,18 @@ def record(into: Figures, figures: dict[str, int]) -> None:
     into.failures += figures["errors"] + figures["bad_status"]
 
 
-def seeded(database_url: str, n: int) -> dict[str, str]:
-    """The environment of a catalog of N products at `database_url`, migrated and seeded."""
+def seeded(database_url: str, n: int, catalogo: str = CATALOGO) -> dict[str, str]:
+    """The environment of a catalog of N products at `database_url`, migrated and seeded by
+    the given `catalogo` (this code's by default), so that the schema is the one it knows."""
     env = {**os.environ, "CATALOGO_DATABASE_URL": database_url}
-    subprocess.run([CATALOGO, "migrate"], env=env, check=True, capture_output=True)
-    subprocess.run([CATALOGO, "seed", str(n)], env=env, check=True, capture_output=True)
+    subprocess.run([catalogo, "migrate"], env=env, check=True, capture_output=True)
+    subprocess.run([catalogo, "seed", str(n)], env=env, check=True, capture_output=True)
     return env
 
 
-def run_size(n: int, rounds: int, seconds: int, workdir: Path) -> tuple[dict[str, Figures], float]:
+def run_size(
+    n: int, rounds: int, seconds: int, workdir: Path, against: Baseline | None = None
+) -> SizeRun:
     env = seeded(f"sqlite:///{workdir / f'catalogo-{n}.db'}", n)
 
     port = free_port()
@@ -204,21 +282,38 @@ def run_size(n: int, rounds: int, seconds: int, workdir: Path) -> tuple[dict[str
     ceiling_base = f"http://127.0.0.1:{ceiling_port}"
     wait_until_up(ceiling_base + "/", ceiling)
 
+    servers = [app, ceiling]
     results = {case.name: Figures() for case in [CEILING, *CASES]}
+    # Who serves each case in a round: this code, and after it (or before it) the baseline.
+    sides: list[tuple[str, dict[str, Figures]]] = [(base, results)]
+    old: dict[str, Figures] | None = None
     try:
+        if against is not None:
+            old_env = seeded(f"sqlite:///{workdir / f'against-{n}.db'}", n, against.catalogo)
+            old_port = free_port()
+            command = [against.catalogo, "serve", "--port", str(old_port)]
+            servers.append(start(command, old_env, workdir / "against.log", cwd=against.tree))
+            old_base = f"http://127.0.0.1:{old_port}"
+            wait_until_up(f"{old_base}/produtos/1", servers[-1])
+            old = {case.name: Figures() for case in CASES}
+            sides.append((old_base, old))
         warm_up = min(seconds, 2)
         wrk(ceiling_base, CEILING, warm_up, n)
         for case in CASES:
-            wrk(base, case, warm_up, n)
-        for _ in range(rounds):
+            for side_base, _ in sides:
+                wrk(side_base, case, warm_up, n)
+        for round_ in range(rounds):
             record(results[CEILING.name], wrk(ceiling_base, CEILING, seconds, n))
             for case in CASES:
-                record(results[case.name], wrk(base, case, seconds, n))
-        rss = worker_rss_mb(app.pid)
+                for side_base, into in sides[:: -1 if round_ % 2 else 1]:
+                    record(into[case.name], wrk(side_base, case, seconds, n))
+        run = SizeRun(results, worker_rss_mb(app.pid), old)
+        if against is not None:
+            run.baseline_rss = worker_rss_mb(servers[-1].pid)
     finally:
-        stop(app)
-        stop(ceiling)
-    return results, rss
+        for server in servers:
+            stop(server)
+    return run
 
 
 BACKEND_CASES = [CASES[0], CASES[4]]  # the edit page and create
@@ -321,11 +416,44 @@ def machine() -> str:
     )
 
 
+def against_table(all_results: dict[int, SizeRun], against: Baseline, code: str) -> list[str]:
+    rev = against.rev
+    lines = [
+        "",
+        f"This code ({code}) against {rev} ({against.commit[:12]}): each one worker pinned to "
+        f"core {SERVER_CORE}, each on its own SQLite file seeded by its own `catalogo seed N`; "
+        "in every round each case runs on both, one after the other, the first alternating.",
+        "",
+        f"| N | case | this code req/s | {rev} req/s | this code / {rev} "
+        f"| this code / ceiling | {rev} / ceiling |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for n, run in all_results.items():
+        if run.baseline is None:
+            continue
+        ceiling = statistics.median(run.results[CEILING.name].rps)
+        for case in CASES:
+            new, old = run.results[case.name], run.baseline[case.name]
+            new_rps, old_rps = statistics.median(new.rps), statistics.median(old.rps)
+            failed = new.failures + old.failures
+            lines.append(
+                f"| {n:,} | {case.name}{f' ({failed} failed)' if failed else ''} "
+                f"| {new_rps:,.0f} | {old_rps:,.0f} | {new_rps / old_rps:.2f} "
+                f"| {new_rps / ceiling:.2f} | {old_rps / ceiling:.2f} |"
+            )
+    lines += ["", f"| N | worker peak RSS (MB), this code | {rev} |", "|---:|---:|---:|"]
+    lines += [
+        f"| {n:,} | {run.rss:.0f} | {run.baseline_rss:.0f} |" for n, run in all_results.items()
+    ]
+    return lines
+
+
 def table(
-    all_results: dict[int, tuple[dict[str, Figures], float]],
+    all_results: dict[int, SizeRun],
     backends: dict[int, Compared],
     rounds: int,
     seconds: int,
+    against: tuple[Baseline, str] | None = None,
 ) -> str:
     lines = [
         f"# catalogo benchmark, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
@@ -336,9 +464,9 @@ def table(
         "| N | case | req/s | p50 ms | p99 ms | ratio to ceiling |",
         "|---:|---|---:|---:|---:|---:|",
     ]
-    for n, (results, _) in all_results.items():
-        ceiling = statistics.median(results[CEILING.name].rps)
-        for name, figures in results.items():
+    for n, run in all_results.items():
+        ceiling = statistics.median(run.results[CEILING.name].rps)
+        for name, figures in run.results.items():
             rps = statistics.median(figures.rps)
             failed = f" ({figures.failures} failed)" if figures.failures else ""
             lines.append(
@@ -346,17 +474,19 @@ def table(
                 f"| {statistics.median(figures.p99_ms):.2f} | {rps / ceiling:.2f} |"
             )
     lines += ["", "| N | worker peak RSS (MB) |", "|---:|---:|"]
-    lines += [f"| {n:,} | {rss:.0f} |" for n, (_, rss) in all_results.items()]
+    lines += [f"| {n:,} | {run.rss:.0f} |" for n, run in all_results.items()]
     sizes = sorted(all_results)
     if len(sizes) > 1:
         deep = CASES[2].name
         small, large = (
-            statistics.median(all_results[s][0][deep].rps) for s in (sizes[0], sizes[-1])
+            statistics.median(all_results[s].results[deep].rps) for s in (sizes[0], sizes[-1])
         )
         lines += [
             "",
             f"Deep list page at N = {sizes[-1]:,} vs N = {sizes[0]:,}: {large / small:.2f} times",
         ]
+    if against is not None:
+        lines += against_table(all_results, *against)
     if backends:
         lines += backend_table(backends)
     return "\n".join(lines) + "\n"
@@ -381,6 +511,12 @@ def main() -> None:
     parser.add_argument(
         "--no-postgresql", action="store_true", help="leave out the PostgreSQL comparison"
     )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="also run every case on git revision REV (its own worktree and venv), alternating "
+        "with this code, and report this code / REV",
+    )
     args = parser.parse_args()
     if args.smoke:
         args.sizes, args.rounds, args.seconds = "300", 1, 1
@@ -389,17 +525,23 @@ def main() -> None:
             sys.exit(f"bench: {tool} is missing (bench/run installs it)")
 
     sizes = [int(s) for s in args.sizes.split(",")]
-    with tempfile.TemporaryDirectory(prefix="catalogo-bench-") as workdir:
-        results = {n: run_size(n, args.rounds, args.seconds, Path(workdir)) for n in sizes}
+    code = this_code()
+    with contextlib.ExitStack() as stack:
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="catalogo-bench-")))
+        old = stack.enter_context(baseline(args.against)) if args.against else None
+        results = {n: run_size(n, args.rounds, args.seconds, workdir, old) for n in sizes}
         backends: dict[int, Compared] = {}
         if not args.no_postgresql:
             backends = {
-                n: run_backends(n, args.rounds, args.seconds, Path(workdir), args.postgresql)
+                n: run_backends(n, args.rounds, args.seconds, workdir, args.postgresql)
                 for n in sizes
             }
-    report = table(results, backends, args.rounds, args.seconds)
+    report = table(
+        results, backends, args.rounds, args.seconds, (old, code) if old is not None else None
+    )
     print(report)
-    failures = sum(f.failures for r, _ in results.values() for f in r.values())
+    failures = sum(f.failures for r in results.values() for f in r.results.values())
+    failures += sum(f.failures for r in results.values() if r.baseline for f in r.baseline.values())
     failures += sum(f.failures for r in backends.values() for f in r.values())
     if not args.smoke:
         stamp = f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d-%H%M}"
