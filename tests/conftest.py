@@ -17,6 +17,7 @@ from catalogo import migrations
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import STRICT, Database, PostgreSQLServer
+from tests.helpers import LOCK_TIMEOUT_MS
 from tests.processes import OwnPostgreSQL
 
 
@@ -95,7 +96,7 @@ def database(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> It
 
 @pytest.fixture
 def settings(database: str) -> Settings:
-    return Settings(database_url=database, page_size=3)
+    return Settings(database_url=database, page_size=3, lock_timeout_ms=LOCK_TIMEOUT_MS)
 
 
 @pytest.fixture
@@ -105,8 +106,13 @@ def client(settings: Settings) -> Iterator[TestClient]:
 
 
 @pytest.fixture
-def db(database: str) -> Iterator[Database]:
-    """A second connection to the same database: what the app stored, seen from outside it."""
+def db(database: str, request: pytest.FixtureRequest) -> Iterator[Database]:
+    """A second connection to the same database: what the app stored, seen from outside it.
+    On PostgreSQL it is the connection the suite keeps to each copy, which also wipes it."""
+    if database.startswith("postgresql:"):
+        server: PostgreSQLServer = request.getfixturevalue("postgresql")
+        yield server.session(database)
+        return
     connection = Database(database)
     yield connection
     connection.close()

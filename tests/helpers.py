@@ -1,16 +1,141 @@
-"""Small helpers the tests share: acting as a browser would, and reading what was stored."""
+"""What the tests share: acting as a browser or a script would, reading what was stored, and
+starting threads together. Any httpx2 client will do: the in-process `TestClient` (a subclass)
+or one talking to a real `catalogo serve` over a socket."""
 
-from starlette.testclient import TestClient
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import NamedTuple, TypeVar
+
+import httpx2
+import pytest
+from starlette.applications import Starlette
 
 from tests.databases import Database
 
+T = TypeVar("T")
 
-def criar(client: TestClient, db: Database, nome: str = "Caneta", preco: str = "2,50") -> int:
+JSON = {"accept": "application/json"}
+
+# How long the app waits for another session's write lock before answering 503 (the `settings`
+# fixture): short, so that the tests holding a lock (`db.locked()`) take milliseconds; long
+# enough that the app's own writes, which hold a row for one statement, never wait that long
+# on a busy machine.
+LOCK_TIMEOUT_MS = 100
+
+# Only one backend for a test that is about that backend; each keeps its mark, so that
+# `-m "not postgresql"` leaves the PostgreSQL case out.
+ONLY_SQLITE = pytest.mark.parametrize("backend", ["sqlite"])
+ONLY_POSTGRESQL = pytest.mark.parametrize(
+    "backend", [pytest.param("postgresql", marks=pytest.mark.postgresql)]
+)
+
+
+def post_form(client: httpx2.Client, nome: str = "Caneta", preco: str = "2,50") -> httpx2.Response:
+    """Posts the new-product form as a browser does; the caller checks the answer."""
+    return client.post("/produtos", data={"produto.nome": nome, "produto.preco": preco})
+
+
+def create_via_form(
+    client: httpx2.Client, db: Database, nome: str = "Caneta", preco: str = "2,50"
+) -> int:
     """Adds a product through the form, as a browser does, and returns its id."""
-    response = client.post("/produtos", data={"produto.nome": nome, "produto.preco": preco})
+    response = post_form(client, nome, preco)
     assert response.status_code == 303, response.text
     return int(db.execute("SELECT max(id) FROM produtos").fetchone()[0])
 
 
-def contar(db: Database) -> int:
+def create_via_json(
+    client: httpx2.Client, product: Mapping[str, object], **changes: object
+) -> dict[str, object]:
+    """Adds `product` (with `changes`) as a script does, and returns the representation."""
+    response = client.post("/produtos", json={**product, **changes}, headers=JSON)
+    assert response.status_code == 201, response.text
+    body: dict[str, object] = response.json()
+    return body
+
+
+class Stored(NamedTuple):
+    """A product as the database holds it; the price in cents."""
+
+    nome: str
+    descricao: str
+    centavos: int
+    versao: int
+
+
+def stored(db: Database, id: int) -> Stored | None:
+    """What the database holds for product `id`, or None if it holds nothing."""
+    row = db.execute(
+        f"SELECT nome, descricao, {db.centavos}, versao FROM produtos WHERE id = ?", (id,)
+    ).fetchone()
+    return None if row is None else Stored(*row)
+
+
+def stored_names(db: Database) -> list[str]:
+    """The names of every stored product, oldest first."""
+    return [row[0] for row in db.execute("SELECT nome FROM produtos ORDER BY id")]
+
+
+def count_products(db: Database) -> int:
     return int(db.execute("SELECT count(*) FROM produtos").fetchone()[0])
+
+
+def all_at_once(
+    n: int, work: Callable[[int, Callable[[], None]], T], timeout: float = 60
+) -> list[T]:
+    """Runs `work(i, start)` for each i in range(n), each in a thread of its own, and returns
+    what each returned, in the order of i. `start()` returns once all n threads have called it,
+    so what each does next, they do together. An error in any thread is raised here (and frees
+    the others from waiting); no thread outlives the call."""
+    barrier = threading.Barrier(n)
+    results: dict[int, T] = {}
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        barrier.wait(timeout)
+
+    def run(i: int) -> None:
+        try:
+            results[i] = work(i, start)
+        except BaseException as error:
+            errors.append(error)
+            barrier.abort()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:  # the first that is not only another thread's abort of the barrier
+        raise next(
+            (e for e in errors if not isinstance(e, threading.BrokenBarrierError)), errors[0]
+        )
+    return [results[i] for i in range(n)]
+
+
+class FailingStorage:
+    """Stands in for a storage whose every call fails with `error`: a database that does not
+    answer (StorageUnavailable), or a bug (any other error), to reach the error handlers."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __getattr__(self, name: str) -> object:
+        async def fail(*args: object, **kwargs: object) -> None:
+            raise self.error
+
+        return fail
+
+
+@contextmanager
+def storage_replaced(app: Starlette, stand_in: object) -> Iterator[None]:
+    """Within the block, the started `app` uses `stand_in` as its storage; then its own again
+    (which the app closes when it stops)."""
+    real = app.state.services
+    app.state.services = dataclasses.replace(real, storage=stand_in)
+    try:
+        yield
+    finally:
+        app.state.services = real

@@ -9,33 +9,34 @@ from starlette.testclient import TestClient
 
 from catalogo.produtos import ID_MAXIMO, numbers_up_to
 from tests.databases import Database
-from tests.helpers import criar
+from tests.helpers import create_via_form
 
-COLLECTION = "GET, HEAD, POST, OPTIONS"
-FORM = "GET, HEAD, OPTIONS"
-ITEM = "GET, HEAD, PUT, DELETE, OPTIONS"
+# The Allow header of each kind of path: the collection, the new-product form, one product.
+COLLECTION_ALLOW = "GET, HEAD, POST, OPTIONS"
+NEW_FORM_ALLOW = "GET, HEAD, OPTIONS"
+ITEM_ALLOW = "GET, HEAD, PUT, DELETE, OPTIONS"
 BIG = str(2**63)
 
 # (method, path, expected status, expected Allow or None). {id} is an existing product.
 TABLE = [
     ("GET", "/produtos", 200, None),
     ("HEAD", "/produtos", 200, None),
-    ("PUT", "/produtos", 405, COLLECTION),
-    ("DELETE", "/produtos", 405, COLLECTION),
-    ("PATCH", "/produtos", 405, COLLECTION),
-    ("OPTIONS", "/produtos", 204, COLLECTION),
+    ("PUT", "/produtos", 405, COLLECTION_ALLOW),
+    ("DELETE", "/produtos", 405, COLLECTION_ALLOW),
+    ("PATCH", "/produtos", 405, COLLECTION_ALLOW),
+    ("OPTIONS", "/produtos", 204, COLLECTION_ALLOW),
     ("GET", "/produtos/novo", 200, None),
     ("HEAD", "/produtos/novo", 200, None),
-    ("POST", "/produtos/novo", 405, FORM),
-    ("PUT", "/produtos/novo", 405, FORM),
-    ("DELETE", "/produtos/novo", 405, FORM),
-    ("PATCH", "/produtos/novo", 405, FORM),
+    ("POST", "/produtos/novo", 405, NEW_FORM_ALLOW),
+    ("PUT", "/produtos/novo", 405, NEW_FORM_ALLOW),
+    ("DELETE", "/produtos/novo", 405, NEW_FORM_ALLOW),
+    ("PATCH", "/produtos/novo", 405, NEW_FORM_ALLOW),
     ("GET", "/produtos/{id}", 200, None),
     ("HEAD", "/produtos/{id}", 200, None),
-    ("POST", "/produtos/{id}", 405, ITEM),
-    ("PATCH", "/produtos/{id}", 405, ITEM),
-    ("OPTIONS", "/produtos/{id}", 204, ITEM),
-    ("OPTIONS", "/produtos/novo", 204, FORM),
+    ("POST", "/produtos/{id}", 405, ITEM_ALLOW),
+    ("PATCH", "/produtos/{id}", 405, ITEM_ALLOW),
+    ("OPTIONS", "/produtos/{id}", 204, ITEM_ALLOW),
+    ("OPTIONS", "/produtos/novo", 204, NEW_FORM_ALLOW),
     ("OPTIONS", "/", 204, "GET, HEAD, OPTIONS"),
     ("GET", "/produtos/999", 404, None),
     ("DELETE", "/produtos/999", 404, None),
@@ -74,7 +75,7 @@ def test_each_method_and_path_gets_its_status_and_allow(
     status: int,
     allow: str | None,
 ) -> None:
-    path = path.format(id=criar(client, db))
+    path = path.format(id=create_via_form(client, db))
     response = client.request(method, path)
     assert response.status_code == status
     assert response.headers.get("allow") == allow
@@ -95,7 +96,7 @@ def test_the_stylesheet_script_and_icon_ship_in_the_package(client: TestClient) 
 
 
 def test_no_page_loads_anything_from_another_host(client: TestClient, db: Database) -> None:
-    id = criar(client, db)
+    id = create_via_form(client, db)
     for path in ("/produtos", "/produtos/novo", f"/produtos/{id}", "/produtos/999"):
         html = client.get(path).text
         assert "http://" not in html and "https://" not in html and 'src="//' not in html
@@ -105,14 +106,14 @@ def test_no_page_loads_anything_from_another_host(client: TestClient, db: Databa
 def test_the_id_pattern_matches_exactly_the_ids_from_1_to_2_63_minus_1(
     n: int, leading_zero: bool
 ) -> None:
-    texto = ("0" if leading_zero else "") + str(n)
-    esperado = not leading_zero and 1 <= n <= ID_MAXIMO
-    assert (re.fullmatch(numbers_up_to(ID_MAXIMO), texto) is not None) is esperado
+    text = ("0" if leading_zero else "") + str(n)
+    expected = not leading_zero and 1 <= n <= ID_MAXIMO
+    assert (re.fullmatch(numbers_up_to(ID_MAXIMO), text) is not None) is expected
 
 
 @given(st.integers(min_value=1, max_value=10**6), st.integers(min_value=0, max_value=2 * 10**6))
-def test_the_id_pattern_is_exact_for_any_bound(maximo: int, n: int) -> None:
-    padrao = numbers_up_to(maximo)
-    for candidato in (n, maximo, maximo + 1, maximo - 1):
-        esperado = 1 <= candidato <= maximo
-        assert (re.fullmatch(padrao, str(candidato)) is not None) is esperado, (maximo, candidato)
+def test_the_id_pattern_is_exact_for_any_bound(bound: int, n: int) -> None:
+    pattern = numbers_up_to(bound)
+    for candidate in (n, bound, bound + 1, bound - 1):
+        expected = 1 <= candidate <= bound
+        assert (re.fullmatch(pattern, str(candidate)) is not None) is expected, (bound, candidate)

@@ -3,51 +3,50 @@
 import os
 import signal
 import subprocess
-import threading
+from collections.abc import Callable
 from pathlib import Path
 
-import httpx2
 import pytest
 
 from tests.databases import Database
-from tests.processes import CATALOGO, catalogo, free_port, serving, stop
-
-
-def criar(client: httpx2.Client, nome: str) -> httpx2.Response:
-    return client.post("/produtos", data={"produto.nome": nome, "produto.preco": "9,90"})
-
-
-def nomes(db: Database) -> list[str]:
-    return [r[0] for r in db.execute("SELECT nome FROM produtos ORDER BY id")]
+from tests.helpers import (
+    ONLY_POSTGRESQL,
+    ONLY_SQLITE,
+    all_at_once,
+    create_via_form,
+    post_form,
+    stored_names,
+)
+from tests.processes import CATALOGO, catalogo, fetch, free_port, http_client, serving, stop
 
 
 def test_the_whole_flow_works_over_a_socket(database: str, tmp_path: Path, db: Database) -> None:
-    with serving(database, tmp_path) as (base, _), httpx2.Client(base_url=base) as client:
-        assert criar(client, "Caneta").status_code == 303
-        lista = client.get("/produtos")
-        assert "Produto «Caneta» adicionado." in lista.text
-        assert client.get("/produtos/1").status_code == 200
+    with serving(database, tmp_path) as (base, _), http_client(base) as client:
+        id = create_via_form(client, db, "Caneta", "9,90")
+        listing = client.get("/produtos")
+        assert "Produto «Caneta» adicionado." in listing.text
+        assert client.get(f"/produtos/{id}").status_code == 200
         update = {"_method": "PUT", "produto.nome": "Lápis", "produto.preco": "1"}
-        assert client.post("/produtos/1", data=update).status_code == 303
-        assert client.post("/produtos/1", data={"_method": "DELETE"}).status_code == 303
-        assert client.post("/produtos/1").status_code == 405
+        assert client.post(f"/produtos/{id}", data=update).status_code == 303
+        assert client.post(f"/produtos/{id}", data={"_method": "DELETE"}).status_code == 303
+        assert client.post(f"/produtos/{id}").status_code == 405
         head = client.head("/produtos")
         assert head.status_code == 200 and head.content == b""
-    assert nomes(db) == []
+    assert stored_names(db) == []
 
 
 def test_acknowledged_writes_survive_a_restart_and_a_kill_9(
     database: str, tmp_path: Path, db: Database
 ) -> None:
-    with serving(database, tmp_path) as (base, _), httpx2.Client(base_url=base) as client:
-        assert criar(client, "antes do reinício").status_code == 303
-    with serving(database, tmp_path) as (base, process), httpx2.Client(base_url=base) as client:
+    with serving(database, tmp_path) as (base, _), http_client(base) as client:
+        create_via_form(client, db, "antes do reinício", "9,90")
+    with serving(database, tmp_path) as (base, process), http_client(base) as client:
         assert "antes do reinício" in client.get("/produtos").text
         for n in range(20):
-            assert criar(client, f"p{n}").status_code == 303
+            create_via_form(client, db, f"p{n}", "9,90")
         stop(process, signal.SIGKILL)
-    assert nomes(db) == ["antes do reinício"] + [f"p{n}" for n in range(20)]
-    with serving(database, tmp_path) as (base, _), httpx2.Client(base_url=base) as client:
+    assert stored_names(db) == ["antes do reinício"] + [f"p{n}" for n in range(20)]
+    with serving(database, tmp_path) as (base, _), http_client(base) as client:
         assert "p19" in client.get("/produtos").text
 
 
@@ -55,39 +54,33 @@ def test_acknowledged_writes_survive_a_restart_and_a_kill_9(
 def test_forty_simultaneous_creates_make_exactly_forty_products(
     database: str, tmp_path: Path, db: Database, workers: str
 ) -> None:
-    statuses: list[int] = []
-    start = threading.Barrier(40)
-
-    def create(base: str, n: int) -> None:
-        with httpx2.Client(base_url=base, timeout=30) as client:
-            start.wait()
-            statuses.append(criar(client, f"p{n}").status_code)
-
     with serving(database, tmp_path, "--workers", workers) as (base, _):
-        threads = [threading.Thread(target=create, args=(base, n)) for n in range(40)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+
+        def create(n: int, start: Callable[[], None]) -> int:
+            with http_client(base, timeout=30) as client:
+                start()
+                return post_form(client, f"p{n}", "9,90").status_code
+
+        statuses = all_at_once(40, create)
     assert statuses == [303] * 40
-    assert sorted(nomes(db)) == sorted(f"p{n}" for n in range(40))
+    assert sorted(stored_names(db)) == sorted(f"p{n}" for n in range(40))
 
 
 def test_migrate_creates_the_schema_and_exits(empty_database: str) -> None:
     result = catalogo(empty_database, "migrate")
     assert result.returncode == 0, result.stderr
     db = Database(empty_database)
-    assert nomes(db) == []
+    assert stored_names(db) == []
     db.close()
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
+@ONLY_SQLITE
 def test_serve_migrates_a_new_sqlite_file_itself(empty_database: str, tmp_path: Path) -> None:
     with serving(empty_database, tmp_path) as (base, _):
-        assert httpx2.get(f"{base}/readyz").status_code == 200
+        assert fetch("GET", f"{base}/readyz").status_code == 200
 
 
-@pytest.mark.parametrize("backend", ["postgresql"])
+@ONLY_POSTGRESQL
 @pytest.mark.parametrize("command", [["serve"], ["seed", "3"]])
 def test_postgresql_is_never_migrated_unasked(empty_database: str, command: list[str]) -> None:
     result = catalogo(empty_database, *command)
@@ -101,7 +94,7 @@ def test_postgresql_is_never_migrated_unasked(empty_database: str, command: list
     db.close()
 
 
-@pytest.mark.parametrize("backend", ["postgresql"])
+@ONLY_POSTGRESQL
 def test_serve_refuses_a_postgresql_schema_left_at_an_older_revision(
     database: str, db: Database
 ) -> None:

@@ -1,8 +1,8 @@
 """What runs before routing: body limit, strict form decoding, method override, guards, headers."""
 
 import asyncio
-import dataclasses
 import logging
+import time
 import urllib.parse
 from collections.abc import Iterator
 
@@ -15,15 +15,20 @@ from starlette.testclient import TestClient
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
-from tests.helpers import contar, criar
+from tests.helpers import (
+    LOCK_TIMEOUT_MS,
+    FailingStorage,
+    Stored,
+    count_products,
+    create_via_form,
+    storage_replaced,
+    stored,
+)
 
 URLENCODED = {"content-type": "application/x-www-form-urlencoded"}
-FORM = {"produto.nome": "Caneca", "produto.preco": "30"}
-
-
-def nome(db: Database, id: int) -> str | None:
-    row = db.execute("SELECT nome FROM produtos WHERE id = ?", (id,)).fetchone()
-    return None if row is None else str(row[0])
+FORM_BODY = {"produto.nome": "Caneca", "produto.preco": "30"}
+AS_CREATED = Stored("Caneta", "", 250, 1)  # what create_via_form stores
+AS_UPDATED = Stored("Caneca", "", 3000, 2)  # the same after an update with FORM_BODY
 
 
 class TestMethodOverride:
@@ -31,59 +36,59 @@ class TestMethodOverride:
     def test_method_put_in_a_form_post_becomes_put_in_any_case(
         self, client: TestClient, db: Database, value: str
     ) -> None:
-        id = criar(client, db)
-        response = client.post(f"/produtos/{id}", data={**FORM, "_method": value})
+        id = create_via_form(client, db)
+        response = client.post(f"/produtos/{id}", data={**FORM_BODY, "_method": value})
         assert response.status_code == 303
-        assert nome(db, id) == "Caneca"
+        assert stored(db, id) == AS_UPDATED
 
     def test_method_in_a_multipart_post_works_too(self, client: TestClient, db: Database) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         response = client.post(f"/produtos/{id}", files={"_method": (None, "delete")})
         assert response.status_code == 303
-        assert nome(db, id) is None
+        assert stored(db, id) is None
 
     def test_method_in_the_query_string_is_ignored(self, client: TestClient, db: Database) -> None:
-        id = criar(client, db)
-        response = client.post(f"/produtos/{id}?_method=DELETE", data=FORM)
+        id = create_via_form(client, db)
+        response = client.post(f"/produtos/{id}?_method=DELETE", data=FORM_BODY)
         assert response.status_code == 405
-        assert nome(db, id) == "Caneta"
+        assert stored(db, id) == AS_CREATED
 
     def test_method_on_a_method_other_than_post_is_ignored(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
-        response = client.put(f"/produtos/{id}", data={**FORM, "_method": "DELETE"})
+        id = create_via_form(client, db)
+        response = client.put(f"/produtos/{id}", data={**FORM_BODY, "_method": "DELETE"})
         assert response.status_code == 303
-        assert nome(db, id) == "Caneca"
+        assert stored(db, id) == AS_UPDATED
 
     def test_method_in_a_body_that_is_not_a_form_is_ignored(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         response = client.post(
             f"/produtos/{id}", content=b"_method=DELETE", headers={"content-type": "text/plain"}
         )
         assert response.status_code == 405
-        assert nome(db, id) == "Caneta"
+        assert stored(db, id) == AS_CREATED
 
     @pytest.mark.parametrize("value", ["PATCH", "POST", "GET", "", "DELETEX"])
     def test_any_other_value_is_a_400_naming_the_accepted_ones(
         self, client: TestClient, db: Database, value: str
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         response = client.post(f"/produtos/{id}", data={"_method": value})
         assert response.status_code == 400
         assert "_method aceita apenas PUT ou DELETE" in response.text
-        assert nome(db, id) == "Caneta"
+        assert stored(db, id) == AS_CREATED
 
     def test_two_different_values_are_refused(self, client: TestClient, db: Database) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         response = client.post(
             f"/produtos/{id}", content=b"_method=PUT&_method=DELETE", headers=URLENCODED
         )
         assert response.status_code == 400
         assert "«_method» veio mais de uma vez" in response.text
-        assert nome(db, id) == "Caneta"
+        assert stored(db, id) == AS_CREATED
 
     def test_override_to_a_method_the_path_lacks_is_405(self, client: TestClient) -> None:
         response = client.post("/produtos", data={"_method": "PUT"})
@@ -97,7 +102,7 @@ class TestBodies:
         response = client.post("/produtos", content=body, headers=URLENCODED)
         assert response.status_code == 413
         assert "limite de 1048576 bytes" in response.text
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     def test_a_declared_length_over_the_limit_is_refused_before_reading_the_body(
         self, settings: Settings
@@ -141,7 +146,7 @@ class TestBodies:
 
         response = client.post("/produtos", content=chunks(), headers=URLENCODED)
         assert response.status_code == 413
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     def test_a_bad_content_length_is_400(self, client: TestClient) -> None:
         headers = {**URLENCODED, "content-length": "abc"}
@@ -158,7 +163,7 @@ class TestBodies:
         response = client.post("/produtos", content=body, headers=URLENCODED)
         assert response.status_code == 400
         assert "não é UTF-8 válido" in response.text
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     def test_a_multipart_field_that_is_not_utf8_is_400(
         self, client: TestClient, db: Database
@@ -167,7 +172,7 @@ class TestBodies:
             "/produtos", files={"produto.nome": (None, b"\xff\xfe"), "produto.preco": (None, "1")}
         )
         assert response.status_code == 400
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     def test_a_broken_multipart_body_is_400(self, client: TestClient) -> None:
         response = client.post(
@@ -181,12 +186,12 @@ class TestBodies:
     def test_a_file_upload_is_refused(self, client: TestClient, db: Database) -> None:
         response = client.post(
             "/produtos",
-            data=FORM,
+            data=FORM_BODY,
             files={"produto.descricao": ("a.txt", b"texto", "text/plain")},
         )
         assert response.status_code == 400
         assert "não aceita arquivos" in response.text
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     @pytest.mark.parametrize(
         "content_type",
@@ -206,7 +211,7 @@ class TestBodies:
             headers={"content-type": content_type},
         )
         assert response.status_code == 415
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     def test_a_post_with_no_body_at_all_is_415(self, client: TestClient) -> None:
         assert client.post("/produtos").status_code == 415
@@ -220,7 +225,7 @@ class TestBodies:
         )
         assert response.status_code == 422
         assert f"U+{ord(char):04X}" in response.text
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     def test_too_many_fields_is_400(self, client: TestClient) -> None:
         body = "&".join(f"f{n}=1" for n in range(1001)).encode()
@@ -242,12 +247,12 @@ class TestCrossOriginProtection:
     def test_writes_from_another_site_are_403_and_change_nothing(
         self, client: TestClient, db: Database, headers: dict[str, str]
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         response = client.post(f"/produtos/{id}", data={"_method": "DELETE"}, headers=headers)
         assert response.status_code == 403
         assert "outro site" in response.text
-        assert client.post("/produtos", data=FORM, headers=headers).status_code == 403
-        assert contar(db) == 1
+        assert client.post("/produtos", data=FORM_BODY, headers=headers).status_code == 403
+        assert count_products(db) == 1
 
     @pytest.mark.parametrize(
         "headers",
@@ -262,8 +267,8 @@ class TestCrossOriginProtection:
     def test_same_origin_and_non_browser_writes_pass(
         self, client: TestClient, db: Database, headers: dict[str, str]
     ) -> None:
-        assert client.post("/produtos", data=FORM, headers=headers).status_code == 303
-        assert contar(db) == 1
+        assert client.post("/produtos", data=FORM_BODY, headers=headers).status_code == 303
+        assert count_products(db) == 1
 
     def test_reads_from_another_site_are_allowed(self, client: TestClient) -> None:
         response = client.get("/produtos", headers={"sec-fetch-site": "cross-site"})
@@ -303,31 +308,17 @@ class TestSecurityHeaders:
         assert " on" not in html.replace(" onde", "")  # no onclick= and the like
 
 
-class FailingStorage:
-    """Stands in for a storage whose every call fails, to reach the error handlers."""
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
-
-    def __getattr__(self, name: str) -> object:
-        async def fail(*args: object) -> None:
-            raise self.error
-
-        return fail
-
-
 class TestServerFailures:
     def test_an_unexpected_error_is_a_500_page_with_a_code_that_is_in_the_log(
         self, settings: Settings, caplog: pytest.LogCaptureFixture
     ) -> None:
         app = create_app(settings)
-        with TestClient(app, raise_server_exceptions=False) as client:
-            real = app.state.services
-            failing = FailingStorage(RuntimeError("secret detail"))
-            app.state.services = dataclasses.replace(real, storage=failing)
-            with caplog.at_level(logging.ERROR, logger="catalogo"):
-                response = client.get("/produtos/1")
-            app.state.services = real
+        with (
+            TestClient(app, raise_server_exceptions=False) as client,
+            storage_replaced(app, FailingStorage(RuntimeError("secret detail"))),
+            caplog.at_level(logging.ERROR, logger="catalogo"),
+        ):
+            response = client.get("/produtos/1")
         assert response.status_code == 500
         assert "secret detail" not in response.text and "Traceback" not in response.text
         code = response.text.split("<code>")[1].split("</code>")[0]
@@ -338,11 +329,16 @@ class TestServerFailures:
         self, client: TestClient, db: Database
     ) -> None:
         with db.locked():  # another process holding the write lock past the app's lock timeout
-            response = client.post("/produtos", data=FORM)
+            started = time.monotonic()
+            response = client.post("/produtos", data=FORM_BODY)
+            waited = time.monotonic() - started
         assert response.status_code == 503
         assert response.headers["retry-after"] == "5"
+        # It waited for the lock as long as the settings say (not the 5 s default), then gave up.
+        assert LOCK_TIMEOUT_MS / 1000 <= waited < 5
+        assert count_products(db) == 0
         assert client.get("/produtos").status_code == 200
-        assert client.post("/produtos", data=FORM).status_code == 303
+        assert client.post("/produtos", data=FORM_BODY).status_code == 303
 
 
 def multipart(parts: list[tuple[str, bytes]], nameless: bool) -> bytes:

@@ -1,6 +1,7 @@
 """Migrations: a new database gets the schema; processes migrating it at once take turns."""
 
 import asyncio
+import os
 import sqlite3
 import subprocess
 import sys
@@ -58,15 +59,33 @@ def test_migrating_again_changes_nothing(database: str, db: Database) -> None:
 def test_four_processes_migrating_one_new_database_at_once_all_succeed(
     empty_database: str,
 ) -> None:
-    start = time.time() + 3  # all four at once, once each has imported everything
+    # Each process imports everything, says so, and waits on one pipe that all four read: when
+    # the test closes its end, they all see the end of it at the same moment, and migrate.
     code = (
-        "import time; from catalogo import migrations; from catalogo.settings import Settings; "
-        f"time.sleep(max(0, {start} - time.time())); "
+        "import sys; from catalogo import migrations; from catalogo.settings import Settings; "
+        "print('ready', flush=True); sys.stdin.read(); "
         f"migrations.upgrade(Settings(database_url={empty_database!r}))"
     )
-    processes = [
-        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE) for _ in range(4)
-    ]
+    go_read, go_write = os.pipe()
+    try:
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-c", code],
+                stdin=go_read,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(4)
+        ]
+    finally:
+        os.close(go_read)
+    try:
+        for process in processes:
+            assert process.stdout is not None
+            ready = process.stdout.readline()
+            assert ready == b"ready\n", process.communicate(timeout=60)[1].decode()
+    finally:
+        os.close(go_write)  # go (or, after a failure, let the others end)
     for process in processes:
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()

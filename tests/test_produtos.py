@@ -101,7 +101,7 @@ def test_every_price_reads_back_from_each_way_we_or_a_person_write_it(centavos: 
         assert ler_preco(escrita) == valor
 
 
-def valido_ou_recusado(texto: str) -> None:
+def valid_or_refused(texto: str) -> None:
     try:
         valor = ler_preco(texto)
     except PrecoInvalido as erro:
@@ -113,12 +113,12 @@ def valido_ou_recusado(texto: str) -> None:
 
 @given(st.text(max_size=60))
 def test_any_text_is_either_a_valid_price_or_a_clear_refusal(texto: str) -> None:
-    valido_ou_recusado(texto)
+    valid_or_refused(texto)
 
 
 @given(st.text(alphabet="0123456789.,R$ -", max_size=20))
 def test_near_miss_prices_are_either_valid_or_clearly_refused(texto: str) -> None:
-    valido_ou_recusado(texto)
+    valid_or_refused(texto)
 
 
 def test_pages_show_prices_the_brazilian_way() -> None:

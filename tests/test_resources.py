@@ -8,20 +8,13 @@ from starlette.testclient import TestClient
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
-from tests.helpers import contar, criar
+from tests.helpers import Stored, count_products, create_via_form, stored
 
-FORM = {
+FORM_BODY = {
     "produto.nome": "Caderno",
     "produto.descricao": "Capa dura\r\n96 folhas",
     "produto.preco": "1.234,56",
 }
-
-
-def linha(db: Database, id: int) -> tuple[str, str, int] | None:
-    row: tuple[str, str, int] | None = db.execute(
-        f"SELECT nome, descricao, {db.centavos} FROM produtos WHERE id = ?", (id,)
-    ).fetchone()
-    return row
 
 
 class TestTheList:
@@ -35,7 +28,7 @@ class TestTheList:
     def test_each_product_shows_its_name_price_and_a_link_to_its_page(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db, "Caneta <azul>", "1234567,8")
+        id = create_via_form(client, db, "Caneta <azul>", "1234567,8")
         page = client.get("/produtos").text
         assert f'<a href="/produtos/{id}">Caneta &lt;azul&gt;</a>' in page
         assert "R$ 1.234.567,80" in page
@@ -43,7 +36,7 @@ class TestTheList:
     def test_removal_is_a_form_post_with_method_delete_never_a_link(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         page = client.get("/produtos").text
         form = re.search(rf'<form method="post" action="/produtos/{id}".*?</form>', page, re.S)
         assert form is not None
@@ -53,7 +46,7 @@ class TestTheList:
     def test_two_gets_of_an_unchanged_list_are_byte_identical(
         self, client: TestClient, db: Database
     ) -> None:
-        criar(client, db)
+        create_via_form(client, db)
         client.get("/produtos")  # the one that shows the notice
         assert client.get("/produtos").content == client.get("/produtos").content
 
@@ -72,7 +65,7 @@ class TestPaging:
     def test_walking_next_then_prev_visits_every_product_once(
         self, client: TestClient, db: Database
     ) -> None:
-        criados = [criar(client, db, f"P{n}") for n in range(8)]
+        created = [create_via_form(client, db, f"P{n}") for n in range(8)]
         seen, url, pages = [], "/produtos", []
         while url:
             response = client.get(url)
@@ -80,7 +73,7 @@ class TestPaging:
             seen += self.ids(response.text)
             found = re.search(r'<a rel="next" href="([^"]+)"', response.text)
             url = found.group(1).replace("&amp;", "&") if found else ""
-        assert seen == sorted(criados, reverse=True)
+        assert seen == sorted(created, reverse=True)
         assert [len(self.ids(p.text)) for p in pages] == [3, 3, 2]
         back = re.search(r'<a rel="prev" href="([^"]+)"', pages[-1].text)
         assert back is not None
@@ -89,7 +82,7 @@ class TestPaging:
     def test_the_link_header_matches_the_links_in_the_page(
         self, client: TestClient, db: Database
     ) -> None:
-        ids = [criar(client, db) for _ in range(7)]
+        ids = [create_via_form(client, db) for _ in range(7)]
         response = client.get(f"/produtos?depois={ids[4]}")
         assert response.headers["link"] == (
             f'</produtos>; rel="prev", </produtos?depois={ids[1]}>; rel="next"'
@@ -100,7 +93,7 @@ class TestPaging:
     def test_prev_from_deep_in_the_list_is_a_full_page(
         self, client: TestClient, db: Database
     ) -> None:
-        ids = [criar(client, db) for _ in range(10)]
+        ids = [create_via_form(client, db) for _ in range(10)]
         response = client.get(f"/produtos?depois={ids[2]}")
         assert self.ids(response.text) == [ids[1], ids[0]]
         assert f'rel="prev" href="/produtos?antes={ids[1]}"' in response.text
@@ -108,7 +101,7 @@ class TestPaging:
         assert self.ids(antes.text) == [ids[4], ids[3], ids[2]]
 
     def test_one_page_has_no_paging_links(self, client: TestClient, db: Database) -> None:
-        criar(client, db)
+        create_via_form(client, db)
         response = client.get("/produtos")
         assert "link" not in response.headers
         assert 'rel="next"' not in response.text and 'rel="prev"' not in response.text
@@ -116,7 +109,7 @@ class TestPaging:
     def test_a_page_past_the_end_is_empty_and_links_back_to_the_first(
         self, client: TestClient, db: Database
     ) -> None:
-        first = criar(client, db)
+        first = create_via_form(client, db)
         response = client.get(f"/produtos?depois={first}")
         assert response.status_code == 200
         assert "Não há produtos nesta página" in response.text
@@ -146,7 +139,7 @@ class TestCreation:
     def test_a_post_adds_one_product_and_sees_the_browser_back_to_the_list(
         self, client: TestClient, db: Database
     ) -> None:
-        response = client.post("/produtos", data=FORM)
+        response = client.post("/produtos", data=FORM_BODY)
         assert response.status_code == 303
         assert response.headers["location"] == "/produtos"
         assert db.execute(f"SELECT nome, descricao, {db.centavos} FROM produtos").fetchall() == [
@@ -156,17 +149,17 @@ class TestCreation:
     def test_multipart_form_data_works_like_urlencoded(
         self, client: TestClient, db: Database
     ) -> None:
-        response = client.post("/produtos", files={k: (None, v) for k, v in FORM.items()})
+        response = client.post("/produtos", files={k: (None, v) for k, v in FORM_BODY.items()})
         assert response.status_code == 303
-        assert contar(db) == 1
+        assert count_products(db) == 1
 
     def test_each_repetition_adds_one_more_product(self, client: TestClient, db: Database) -> None:
         for _ in range(3):
-            assert client.post("/produtos", data=FORM).status_code == 303
-        assert contar(db) == 3
+            assert client.post("/produtos", data=FORM_BODY).status_code == 303
+        assert count_products(db) == 3
 
     def test_the_notice_shows_once_then_is_gone(self, client: TestClient) -> None:
-        client.post("/produtos", data=FORM)
+        client.post("/produtos", data=FORM_BODY)
         first = client.get("/produtos")
         assert "Produto «Caderno» adicionado." in first.text
         assert first.headers["cache-control"] == "no-store"
@@ -181,13 +174,13 @@ class TestCreation:
         self, settings: Settings, base: str, secure: bool
     ) -> None:
         with TestClient(create_app(settings), base_url=base, follow_redirects=False) as client:
-            cookie = client.post("/produtos", data=FORM).headers["set-cookie"]
+            cookie = client.post("/produtos", data=FORM_BODY).headers["set-cookie"]
         assert cookie.startswith("aviso=adicionado%3ACaderno; ")
         assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
         assert ("Secure" in cookie) is secure
 
     def test_an_id_in_the_body_is_ignored(self, client: TestClient, db: Database) -> None:
-        response = client.post("/produtos", data={**FORM, "produto.id": "777"})
+        response = client.post("/produtos", data={**FORM_BODY, "produto.id": "777"})
         assert response.status_code == 303
         assert db.execute("SELECT id, nome FROM produtos").fetchall() == [(1, "Caderno")]
 
@@ -205,13 +198,13 @@ class TestCreation:
         assert 'id="erro-nome">Preencha este campo.' in response.text
         assert 'id="erro-preco">«1.234» é ambíguo' in response.text
         assert 'id="erro-descricao"' not in response.text
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     def test_missing_fields_are_named(self, client: TestClient, db: Database) -> None:
         response = client.post("/produtos", data={"outro": "x"})
         assert response.status_code == 422
         assert response.text.count('class="erro"') == 2
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
 
 class TestTheForms:
@@ -232,7 +225,7 @@ class TestTheForms:
     def test_the_edit_page_posts_put_to_the_product_with_its_values_and_no_hidden_id(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db, "Lápis", "1234,5")
+        id = create_via_form(client, db, "Lápis", "1234,5")
         page = client.get(f"/produtos/{id}").text
         form = re.search(
             rf'<form method="post" action="/produtos/{id}" class="produto".*?</form>', page, re.S
@@ -252,20 +245,20 @@ class TestUpdate:
     def test_an_update_changes_the_fields_and_sees_the_browser_back(
         self, client: TestClient, db: Database, how: str
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         if how == "override":
-            response = client.post(f"/produtos/{id}", data={**FORM, "_method": "PUT"})
+            response = client.post(f"/produtos/{id}", data={**FORM_BODY, "_method": "PUT"})
         else:
-            response = client.put(f"/produtos/{id}", data=FORM)
+            response = client.put(f"/produtos/{id}", data=FORM_BODY)
         assert response.status_code == 303
         assert response.headers["location"] == "/produtos"
-        assert linha(db, id) == ("Caderno", "Capa dura\n96 folhas", 123456)
+        assert stored(db, id) == Stored("Caderno", "Capa dura\n96 folhas", 123456, 2)
         assert "Produto «Caderno» atualizado." in client.get("/produtos").text
 
     def test_the_browser_form_sends_method_twice_and_that_is_fine(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         body = "_method=PUT&produto.nome=Novo&produto.preco=3&_method=PUT"
         response = client.post(
             f"/produtos/{id}",
@@ -273,12 +266,12 @@ class TestUpdate:
             headers={"content-type": "application/x-www-form-urlencoded"},
         )
         assert response.status_code == 303
-        assert linha(db, id) == ("Novo", "", 300)
+        assert stored(db, id) == Stored("Novo", "", 300, 2)
 
     def test_an_invalid_update_shows_the_form_again_and_changes_nothing(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db, "Régua", "5")
+        id = create_via_form(client, db, "Régua", "5")
         response = client.put(
             f"/produtos/{id}", data={"produto.nome": "x" * 201, "produto.preco": "0"}
         )
@@ -286,17 +279,17 @@ class TestUpdate:
         assert f'action="/produtos/{id}"' in response.text
         assert "Use no máximo 200 caracteres." in response.text
         assert "O preço deve ser maior que zero." in response.text
-        assert linha(db, id) == ("Régua", "", 500)
+        assert stored(db, id) == Stored("Régua", "", 500, 1)
 
     def test_an_id_in_the_body_never_moves_the_update(
         self, client: TestClient, db: Database
     ) -> None:
-        a, b = criar(client, db, "A"), criar(client, db, "B")
-        client.put(f"/produtos/{a}", data={**FORM, "produto.id": str(b)})
-        assert linha(db, b) == ("B", "", 250)
-        assert linha(db, a) == ("Caderno", "Capa dura\n96 folhas", 123456)
+        a, b = create_via_form(client, db, "A"), create_via_form(client, db, "B")
+        client.put(f"/produtos/{a}", data={**FORM_BODY, "produto.id": str(b)})
+        assert stored(db, b) == Stored("B", "", 250, 1)
+        assert stored(db, a) == Stored("Caderno", "Capa dura\n96 folhas", 123456, 2)
 
-    @pytest.mark.parametrize("data", [FORM, {"produto.nome": ""}])
+    @pytest.mark.parametrize("data", [FORM_BODY, {"produto.nome": ""}])
     def test_updating_an_unknown_product_is_404(
         self, client: TestClient, data: dict[str, str]
     ) -> None:
@@ -310,27 +303,27 @@ class TestRemoval:
     def test_a_removal_deletes_the_product_and_sees_the_browser_back(
         self, client: TestClient, db: Database, how: str
     ) -> None:
-        id = criar(client, db, "Borracha")
+        id = create_via_form(client, db, "Borracha")
         if how == "override":
             response = client.post(f"/produtos/{id}", data={"_method": "DELETE"})
         else:
             response = client.delete(f"/produtos/{id}")
         assert response.status_code == 303
-        assert linha(db, id) is None
+        assert stored(db, id) is None
         assert "Produto «Borracha» removido." in client.get("/produtos").text
         assert client.get(f"/produtos/{id}").status_code == 404
 
     def test_removing_twice_is_404_the_second_time(self, client: TestClient, db: Database) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         assert client.delete(f"/produtos/{id}").status_code == 303
         assert client.delete(f"/produtos/{id}").status_code == 404
 
     def test_a_removed_id_is_never_given_to_another_product(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         client.delete(f"/produtos/{id}")
-        assert criar(client, db) > id
+        assert create_via_form(client, db) > id
 
 
 class TestShow:
@@ -341,7 +334,7 @@ class TestShow:
         assert "Não há produto com o número 42" in response.text
 
     def test_head_answers_like_get_without_a_body(self, client: TestClient, db: Database) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         client.get("/produtos")
         for path in ("/produtos", "/produtos/novo", f"/produtos/{id}"):
             get, head = client.get(path), client.head(path)
@@ -351,7 +344,7 @@ class TestShow:
 
 
 def test_a_get_never_writes_to_the_database(client: TestClient, db: Database) -> None:
-    ids = [criar(client, db) for _ in range(5)]
+    ids = [create_via_form(client, db) for _ in range(5)]
     client.get("/produtos")  # lets the notice cookie go
     before = db.writes()
     for path in (

@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
-from tests.helpers import contar
+from tests.helpers import count_products
 
 JSON = {"accept": "application/json"}
 CANECA = {"nome": "Caneca", "preco": "10"}
@@ -32,7 +32,7 @@ def test_a_retry_with_the_same_key_and_body_returns_the_first_answer_and_creates
     assert again.content == first.content
     assert again.headers["location"] == first.headers["location"]
     assert again.headers["idempotent-replayed"] == "true"
-    assert contar(db) == 1
+    assert count_products(db) == 1
 
 
 def test_the_same_key_with_another_body_is_422(client: TestClient, db: Database) -> None:
@@ -41,7 +41,7 @@ def test_the_same_key_with_another_body_is_422(client: TestClient, db: Database)
     other = client.post("/produtos", json={**CANECA, "preco": "11"}, headers=headers)
     assert other.status_code == 422
     assert other.headers["content-type"] == "application/problem+json"
-    assert contar(db) == 1
+    assert count_products(db) == 1
 
 
 def test_equal_values_written_differently_are_the_same_request(
@@ -51,7 +51,7 @@ def test_equal_values_written_differently_are_the_same_request(
     client.post("/produtos", json={"nome": "Caneca", "preco": 10}, headers=headers)
     again = client.post("/produtos", json={"preco": "10,00", "nome": " Caneca "}, headers=headers)
     assert again.status_code == 201
-    assert contar(db) == 1
+    assert count_products(db) == 1
 
 
 def test_a_retry_while_the_first_is_still_running_is_409(client: TestClient, db: Database) -> None:
@@ -60,7 +60,7 @@ def test_a_retry_while_the_first_is_still_running_is_409(client: TestClient, db:
     response = client.post("/produtos", json=CANECA, headers={**JSON, "idempotency-key": "k3"})
     assert response.status_code == 409
     assert "em andamento" in response.json()["detail"]
-    assert contar(db) == 1
+    assert count_products(db) == 1
 
 
 def test_a_claim_left_by_a_crashed_request_is_taken_over_after_a_minute(
@@ -72,7 +72,7 @@ def test_a_claim_left_by_a_crashed_request_is_taken_over_after_a_minute(
     )
     response = client.post("/produtos", json=CANECA, headers={**JSON, "idempotency-key": "k4"})
     assert response.status_code == 201
-    assert contar(db) == 1
+    assert count_products(db) == 1
 
 
 def test_keys_are_kept_24_hours(client: TestClient, db: Database) -> None:
@@ -83,7 +83,7 @@ def test_keys_are_kept_24_hours(client: TestClient, db: Database) -> None:
     assert post(client, "quase").headers["idempotent-replayed"] == "true"  # 23 hours: kept
     assert sorted(r[0] for r in db.execute("SELECT key FROM idempotency_keys")) == ["quase"]
     assert "idempotent-replayed" not in post(client, "velha").headers  # 24 hours: gone
-    assert contar(db) == 3
+    assert count_products(db) == 3
 
 
 def test_the_same_key_asking_for_another_format_is_another_request(
@@ -96,7 +96,7 @@ def test_the_same_key_asking_for_another_format_is_another_request(
         headers={"idempotency-key": "k8"},
     )
     assert form.status_code == 422
-    assert contar(db) == 1
+    assert count_products(db) == 1
 
 
 def test_two_keys_in_one_request_are_400(client: TestClient, db: Database) -> None:
@@ -110,13 +110,13 @@ def test_two_keys_in_one_request_are_400(client: TestClient, db: Database) -> No
         ],
     )
     assert response.status_code == 400
-    assert contar(db) == 0
+    assert count_products(db) == 0
 
 
 def test_without_the_header_every_post_adds_a_product(client: TestClient, db: Database) -> None:
     for _ in range(3):
         client.post("/produtos", json=CANECA, headers=JSON)
-    assert contar(db) == 3
+    assert count_products(db) == 3
 
 
 @pytest.mark.parametrize("key", ["", " ", "a b", "á", "x" * 256, '"', 'a"b', '""', "a\\b"])
@@ -127,7 +127,7 @@ def test_a_malformed_key_is_400(client: TestClient, db: Database, key: str) -> N
         headers={b"accept": b"application/json", b"idempotency-key": key.encode()},
     )
     assert response.status_code == 400
-    assert contar(db) == 0
+    assert count_products(db) == 0
 
 
 def test_an_invalid_body_does_not_use_up_the_key(client: TestClient, db: Database) -> None:
@@ -142,7 +142,7 @@ def test_a_browser_form_with_a_key_gets_its_303_again(client: TestClient, db: Da
     again = client.post("/produtos", data=form, headers={"idempotency-key": "k6"})
     assert first.status_code == again.status_code == 303
     assert again.headers["location"] == "/produtos"
-    assert contar(db) == 1
+    assert count_products(db) == 1
 
 
 def test_simultaneous_retries_create_exactly_one_product(client: TestClient, db: Database) -> None:
@@ -159,7 +159,7 @@ def test_simultaneous_retries_create_exactly_one_product(client: TestClient, db:
     for thread in threads:
         thread.join()
     assert set(statuses) <= {201, 409} and 201 in statuses
-    assert contar(db) == 1
+    assert count_products(db) == 1
 
 
 def before_each_insert(db: Database, statement: str) -> None:
@@ -191,7 +191,7 @@ def test_a_creation_that_fails_releases_its_key_so_a_retry_runs_at_once(
         db.execute("DROP TRIGGER meanwhile" + ("" if db.backend == "sqlite" else " ON produtos"))
         retry = post(client, "k9")
     assert retry.status_code == 201 and "idempotent-replayed" not in retry.headers
-    assert contar(db) == 1
+    assert count_products(db) == 1
 
 
 def test_a_claim_taken_over_while_creating_is_409_and_creates_nothing(
@@ -201,4 +201,4 @@ def test_a_claim_taken_over_while_creating_is_409_and_creates_nothing(
     response = post(client, "k10")
     assert response.status_code == 409
     assert "em andamento" in response.json()["detail"]
-    assert contar(db) == 0
+    assert count_products(db) == 0

@@ -1,23 +1,24 @@
 """JSON on the same URIs as the pages: negotiation, representations, problem details."""
 
 import json
+import time
 
 import httpx2
 import pytest
 from starlette.testclient import TestClient
 
 from tests.databases import Database
-from tests.helpers import contar, criar
+from tests.helpers import (
+    JSON,
+    LOCK_TIMEOUT_MS,
+    Stored,
+    count_products,
+    create_via_form,
+    create_via_json,
+    stored,
+)
 
-JSON = {"accept": "application/json"}
 CANECA = {"nome": "Caneca", "descricao": "Azul\nGrande", "preco": "29.90"}
-
-
-def criar_json(client: TestClient, **campos: object) -> dict[str, object]:
-    response = client.post("/produtos", json={**CANECA, **campos}, headers=JSON)
-    assert response.status_code == 201, response.text
-    body: dict[str, object] = response.json()
-    return body
 
 
 class TestNegotiation:
@@ -68,11 +69,11 @@ class TestRepresentations:
     def test_a_product_is_json_with_an_exact_price_and_its_version(
         self, client: TestClient
     ) -> None:
-        criado = criar_json(client)
-        response = client.get(f"/produtos/{criado['id']}", headers=JSON)
+        created = create_via_json(client, CANECA)
+        response = client.get(f"/produtos/{created['id']}", headers=JSON)
         assert response.status_code == 200
         assert response.json() == {
-            "id": criado["id"],
+            "id": created["id"],
             "nome": "Caneca",
             "descricao": "Azul\nGrande",
             "preco": "29.90",
@@ -81,7 +82,7 @@ class TestRepresentations:
         assert response.headers["etag"] == '"1-json"'
 
     def test_the_list_has_the_products_and_the_paging_links(self, client: TestClient) -> None:
-        ids = [criar_json(client, nome=f"P{n}")["id"] for n in range(5)]
+        ids = [create_via_json(client, CANECA, nome=f"P{n}")["id"] for n in range(5)]
         response = client.get("/produtos", headers=JSON)
         body = response.json()
         assert [p["id"] for p in body["produtos"]] == ids[::-1][:3]
@@ -116,12 +117,12 @@ class TestWrites:
     def test_a_price_may_be_a_number_or_text_and_stays_exact(
         self, client: TestClient, preco: object, gravado: str
     ) -> None:
-        assert criar_json(client, preco=preco)["preco"] == gravado
+        assert create_via_json(client, CANECA, preco=preco)["preco"] == gravado
 
     def test_update_answers_200_with_the_new_version(self, client: TestClient) -> None:
-        criado = criar_json(client)
+        created = create_via_json(client, CANECA)
         response = client.put(
-            f"/produtos/{criado['id']}", json={**CANECA, "nome": "Caneca nova"}, headers=JSON
+            f"/produtos/{created['id']}", json={**CANECA, "nome": "Caneca nova"}, headers=JSON
         )
         assert response.status_code == 200
         assert response.json()["nome"] == "Caneca nova"
@@ -129,19 +130,24 @@ class TestWrites:
         assert response.headers["etag"] == '"2-json"'
 
     def test_delete_answers_204(self, client: TestClient, db: Database) -> None:
-        criado = criar_json(client)
-        response = client.delete(f"/produtos/{criado['id']}", headers=JSON)
+        created = create_via_json(client, CANECA)
+        response = client.delete(f"/produtos/{created['id']}", headers=JSON)
         assert response.status_code == 204
         assert response.content == b""
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     def test_an_id_in_a_json_body_is_ignored(self, client: TestClient, db: Database) -> None:
-        outro = criar(client, db, "Outro")
-        criado = criar_json(client)
-        client.put(f"/produtos/{criado['id']}", json={**CANECA, "id": outro}, headers=JSON)
-        assert db.execute("SELECT nome FROM produtos WHERE id = ?", (outro,)).fetchone() == (
+        other = create_via_form(client, db, "Outro")
+        created = create_via_json(client, CANECA)
+        body = {**CANECA, "nome": "Caneca nova", "id": other}
+        response = client.put(f"/produtos/{created['id']}", json=body, headers=JSON)
+        assert response.status_code == 200
+        assert response.json()["id"] == created["id"]
+        assert db.execute("SELECT nome FROM produtos WHERE id = ?", (other,)).fetchone() == (
             "Outro",
         )
+        assert stored(db, other) == Stored("Outro", "", 250, 1)
+        assert stored(db, int(str(created["id"]))) == Stored("Caneca nova", "Azul\nGrande", 2990, 2)
 
     def test_options_lists_the_methods(self, client: TestClient) -> None:
         response = client.options("/produtos")
@@ -169,7 +175,7 @@ class TestProblems:
         assert isinstance(errors, dict)
         assert set(errors) == {"produto.nome", "produto.descricao", "produto.preco"}
         assert "ambíguo" in errors["produto.preco"]
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     @pytest.mark.parametrize(
         ("body", "detail"),
@@ -194,7 +200,7 @@ class TestProblems:
             "/produtos", content=body, headers={**JSON, "content-type": "application/json"}
         )
         assert detail in str(self.assert_problem(response, 400)["detail"])
-        assert contar(db) == 0
+        assert count_products(db) == 0
 
     @pytest.mark.parametrize("nome", ["a\u0000b", "\ud800", "a\u001bb"])
     def test_control_characters_in_json_strings_are_422(
@@ -218,7 +224,6 @@ class TestProblems:
             ("POST", "/produtos", {"content-type": "application/json"}, b"{" * 2_000_000, 413),
             ("GET", "/produtos?depois=x", {}, b"", 400),
             ("GET", "/produtos?depois=" + "9" * 5000, {}, b"", 400),
-            ("GET", "/produtos/novo", {"accept": "text/plain"}, b"", 406),
             ("PUT", "/produtos/1", {"if-match": '"9-json"'}, b"", 412),
             ("POST", "/produtos", {"content-type": "application/json"}, b'{"nome": ""}', 422),
         ],
@@ -233,19 +238,31 @@ class TestProblems:
         status: int,
     ) -> None:
         client.post("/produtos", json=CANECA, headers=JSON)  # product 1, for the 412
-        accept = {"accept": "application/json"} if "accept" not in headers else {}
-        response = client.request(method, path, headers={**accept, **headers}, content=content)
-        if status == 406:  # asked for text/plain only: the error page, not a problem
-            assert response.status_code == 406
-            return
+        response = client.request(method, path, headers={**JSON, **headers}, content=content)
         body = self.assert_problem(response, status)
         assert body["instance"] == path.split("?")[0]
         assert response.headers["vary"] == "Accept"
         if status == 405:
             assert response.headers["allow"] == "GET, HEAD, OPTIONS"
 
+    def test_a_client_that_accepts_neither_format_gets_the_406_page_not_a_problem(
+        self, client: TestClient
+    ) -> None:
+        response = client.get("/produtos/novo", headers={"accept": "text/plain"})
+        assert response.status_code == 406
+        assert response.headers["content-type"] == "text/html; charset=utf-8"
+        assert response.headers["vary"] == "Accept"
+        assert "<h1>Formato não disponível</h1>" in response.text
+        assert "Formatos disponíveis: text/html." in response.text  # the form is a page only
+
     def test_a_locked_database_is_a_503_problem(self, client: TestClient, db: Database) -> None:
         with db.locked():
+            started = time.monotonic()
             response = client.post("/produtos", json=CANECA, headers=JSON)
+            waited = time.monotonic() - started
         self.assert_problem(response, 503)
         assert response.headers["retry-after"] == "5"
+        # It waited for the lock as long as the settings say (not the 5 s default), then gave up.
+        assert LOCK_TIMEOUT_MS / 1000 <= waited < 5
+        assert count_products(db) == 0
+        assert client.post("/produtos", json=CANECA, headers=JSON).status_code == 201

@@ -1,26 +1,19 @@
 """No lost updates: versions, ETags, If-None-Match (304), If-Match (412), stale forms (409)."""
 
 import re
-import threading
+from collections.abc import Callable
 
 import pytest
 from starlette.testclient import TestClient
 
 from tests.databases import Database
-from tests.helpers import criar
+from tests.helpers import JSON, Stored, all_at_once, create_via_form, stored
 
-JSON = {"accept": "application/json"}
 CANECA = {"nome": "Caneca", "descricao": "", "preco": "10"}
 
 
-def estado(db: Database, id: int) -> tuple[str, int, int] | None:
-    row: tuple[str, int, int] | None = db.execute(
-        f"SELECT nome, {db.centavos}, versao FROM produtos WHERE id = ?", (id,)
-    ).fetchone()
-    return row
-
-
-def versao_do_form(html: str) -> str:
+def form_version(html: str) -> str:
+    """The version the edit form in `html` was filled from (its hidden produto.versao)."""
     found = re.search(r'name="produto.versao" value="(\d+)"', html)
     assert found is not None
     return found.group(1)
@@ -28,15 +21,15 @@ def versao_do_form(html: str) -> str:
 
 class TestEtags:
     def test_every_write_increments_the_version(self, client: TestClient, db: Database) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         for _ in range(3):
             client.put(f"/produtos/{id}", data={"produto.nome": "x", "produto.preco": "1"})
-        assert estado(db, id) == ("x", 100, 4)
+        assert stored(db, id) == Stored("x", "", 100, 4)
 
     def test_html_and_json_have_distinct_strong_etags_of_the_same_version(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         html = client.get(f"/produtos/{id}").headers["etag"]
         json = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
         assert html != json
@@ -46,7 +39,7 @@ class TestEtags:
     def test_if_none_match_with_the_current_etag_is_304(
         self, client: TestClient, db: Database, accept: str
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         first = client.get(f"/produtos/{id}", headers={"accept": accept})
         etag = first.headers["etag"]
         for header in (etag, f"W/{etag}", f'"x", {etag}', "*"):
@@ -64,28 +57,28 @@ class TestEtags:
 
 class TestIfMatch:
     def test_put_with_the_current_etag_succeeds(self, client: TestClient, db: Database) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         etag = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
         response = client.put(f"/produtos/{id}", json=CANECA, headers={**JSON, "if-match": etag})
         assert response.status_code == 200
-        assert estado(db, id) == ("Caneca", 1000, 2)
+        assert stored(db, id) == Stored("Caneca", "", 1000, 2)
 
     @pytest.mark.parametrize("if_match", ['"7-json"', 'W/"1-json"', '"garbage"', '"1-json'])
     def test_put_or_delete_with_a_stale_or_weak_etag_is_412_and_changes_nothing(
         self, client: TestClient, db: Database, if_match: str
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         put = client.put(f"/produtos/{id}", json=CANECA, headers={**JSON, "if-match": if_match})
         assert put.status_code == 412
         assert put.headers["content-type"] == "application/problem+json"
         delete = client.delete(f"/produtos/{id}", headers={**JSON, "if-match": if_match})
         assert delete.status_code == 412
-        assert estado(db, id) == ("Caneta", 250, 1)
+        assert stored(db, id) == Stored("Caneta", "", 250, 1)
 
     def test_an_etag_of_either_representation_names_the_version(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         html_etag = client.get(f"/produtos/{id}").headers["etag"]
         response = client.delete(f"/produtos/{id}", headers={**JSON, "if-match": html_etag})
         assert response.status_code == 204
@@ -93,7 +86,7 @@ class TestIfMatch:
     def test_if_match_star_needs_the_product_to_exist(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         assert (
             client.put(f"/produtos/{id}", json=CANECA, headers={"if-match": "*"}).status_code == 200
         )
@@ -104,72 +97,72 @@ class TestIfMatch:
     def test_without_if_match_writes_work_as_the_spec_expects(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         client.put(f"/produtos/{id}", json=CANECA)
         assert client.put(f"/produtos/{id}", json={**CANECA, "nome": "Outra"}).status_code == 200
-        assert estado(db, id) == ("Outra", 1000, 3)
+        assert stored(db, id) == Stored("Outra", "", 1000, 3)
 
 
 class TestStaleForms:
     def test_the_edit_form_carries_the_version_which_is_not_the_id(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         html = client.get(f"/produtos/{id}").text
-        assert versao_do_form(html) == "1"
+        assert form_version(html) == "1"
         assert "produto.id" not in html
 
     def test_saving_a_stale_form_is_409_showing_both_and_overwriting_nothing(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db, "Original", "1")
-        meu_form = client.get(f"/produtos/{id}").text
+        id = create_via_form(client, db, "Original", "1")
+        my_form = client.get(f"/produtos/{id}").text
         client.put(f"/produtos/{id}", data={"produto.nome": "Da Ana", "produto.preco": "2"})
-        meu = {
+        mine = {
             "_method": "PUT",
             "produto.nome": "Do Beto",
             "produto.preco": "3",
-            "produto.versao": versao_do_form(meu_form),
+            "produto.versao": form_version(my_form),
         }
-        response = client.post(f"/produtos/{id}", data=meu)
+        response = client.post(f"/produtos/{id}", data=mine)
         assert response.status_code == 409
-        assert estado(db, id) == ("Da Ana", 200, 2)
-        conflito = response.text.split('class="conflito"')[1].split("</div>")[0]
-        assert "<td>Da Ana</td><td>Do Beto</td>" in conflito
-        assert "<td>2,00</td><td>3</td>" in conflito
+        assert stored(db, id) == Stored("Da Ana", "", 200, 2)
+        conflict = response.text.split('class="conflito"')[1].split("</div>")[0]
+        assert "<td>Da Ana</td><td>Do Beto</td>" in conflict
+        assert "<td>2,00</td><td>3</td>" in conflict
         assert 'value="Do Beto"' in response.text
-        assert versao_do_form(response.text) == "2"
+        assert form_version(response.text) == "2"
 
-        again = {**meu, "produto.versao": versao_do_form(response.text)}  # one click: Salvar
+        again = {**mine, "produto.versao": form_version(response.text)}  # one click: Salvar
         assert client.post(f"/produtos/{id}", data=again).status_code == 303
-        assert estado(db, id) == ("Do Beto", 300, 3)
+        assert stored(db, id) == Stored("Do Beto", "", 300, 3)
 
     def test_an_invalid_stale_form_keeps_the_version_it_was_based_on(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         response = client.put(
             f"/produtos/{id}",
             data={"produto.nome": "", "produto.preco": "1", "produto.versao": "1"},
         )
         assert response.status_code == 422
-        assert versao_do_form(response.text) == "1"
+        assert form_version(response.text) == "1"
 
     def test_a_stale_json_body_version_is_409_with_the_current_product(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         client.put(f"/produtos/{id}", json={**CANECA, "nome": "Primeiro"})
         response = client.put(f"/produtos/{id}", json={**CANECA, "versao": 1}, headers=JSON)
         assert response.status_code == 409
         assert response.json()["instance"] == f"/produtos/{id}"
         assert response.json()["current"]["nome"] == "Primeiro"
         assert response.json()["current"]["versao"] == 2
-        assert estado(db, id) == ("Primeiro", 1000, 2)
+        assert stored(db, id) == Stored("Primeiro", "", 1000, 2)
 
 
 def test_two_editors_html_and_json_never_lose_an_update(client: TestClient, db: Database) -> None:
-    id = criar(client, db)
+    id = create_via_form(client, db)
     form = client.get(f"/produtos/{id}").text
     etag = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
     # The browser saves first, from version 1.
@@ -177,7 +170,7 @@ def test_two_editors_html_and_json_never_lose_an_update(client: TestClient, db: 
         "_method": "PUT",
         "produto.nome": "Navegador",
         "produto.preco": "5",
-        "produto.versao": versao_do_form(form),
+        "produto.versao": form_version(form),
     }
     assert client.post(f"/produtos/{id}", data=browser).status_code == 303
     # The script, also from version 1, is refused instead of overwriting.
@@ -185,37 +178,31 @@ def test_two_editors_html_and_json_never_lose_an_update(client: TestClient, db: 
         f"/produtos/{id}", json={**CANECA, "nome": "Script"}, headers={**JSON, "if-match": etag}
     )
     assert script.status_code == 412
-    assert estado(db, id) == ("Navegador", 500, 2)
+    assert stored(db, id) == Stored("Navegador", "", 500, 2)
 
 
 def test_concurrent_editors_each_win_once_per_version_and_nothing_is_lost(
     client: TestClient, db: Database
 ) -> None:
-    id = criar(client, db)
-    outcomes: list[tuple[int, str]] = []
-    start = threading.Barrier(12)
+    id = create_via_form(client, db)
 
-    def editor(n: int) -> None:
+    def editor(n: int, start: Callable[[], None]) -> tuple[int, str]:
         etag = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
-        start.wait()
+        start()
         response = client.put(
             f"/produtos/{id}",
             json={**CANECA, "nome": f"editor {n}"},
             headers={**JSON, "if-match": etag},
         )
-        outcomes.append((response.status_code, f"editor {n}"))
+        return response.status_code, f"editor {n}"
 
-    threads = [threading.Thread(target=editor, args=(n,)) for n in range(12)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = all_at_once(12, editor)
     wins = [nome for status, nome in outcomes if status == 200]
     assert sorted(status for status, _ in outcomes) == [200] * len(wins) + [412] * (12 - len(wins))
-    final = estado(db, id)
+    final = stored(db, id)
     assert final is not None
-    assert final[2] == 1 + len(wins)  # every success is a version: none was silently overwritten
-    assert len(wins) == 1 and final[0] == wins[0]
+    assert final.versao == 1 + len(wins)  # every success is a version: none silently overwritten
+    assert len(wins) == 1 and final.nome == wins[0]
 
 
 class TestPreconditionsFirst:
@@ -223,19 +210,19 @@ class TestPreconditionsFirst:
     def test_a_weak_or_foreign_if_match_fails_even_with_a_matching_body_version(
         self, client: TestClient, db: Database, if_match: str
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         response = client.put(
             f"/produtos/{id}",
             json={**CANECA, "versao": 1},
             headers={**JSON, "if-match": if_match},
         )
         assert response.status_code == 412
-        assert estado(db, id) == ("Caneta", 250, 1)
+        assert stored(db, id) == Stored("Caneta", "", 250, 1)
 
     def test_a_stale_if_match_is_412_even_when_the_body_is_invalid(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         response = client.put(
             f"/produtos/{id}", json={"nome": ""}, headers={**JSON, "if-match": '"9-json"'}
         )
@@ -245,23 +232,23 @@ class TestPreconditionsFirst:
     def test_a_write_with_a_matching_if_none_match_is_412(
         self, client: TestClient, db: Database, if_none_match: str
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         put = client.put(
             f"/produtos/{id}", json=CANECA, headers={**JSON, "if-none-match": if_none_match}
         )
         delete = client.delete(f"/produtos/{id}", headers={**JSON, "if-none-match": if_none_match})
         assert (put.status_code, delete.status_code) == (412, 412)
-        assert estado(db, id) == ("Caneta", 250, 1)
+        assert stored(db, id) == Stored("Caneta", "", 250, 1)
 
     def test_a_get_with_a_stale_if_match_is_412(self, client: TestClient, db: Database) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         assert client.get(f"/produtos/{id}", headers={"if-match": '"1-json"'}).status_code == 200
         assert client.get(f"/produtos/{id}", headers={"if-match": '"2-json"'}).status_code == 412
 
 
 class TestStaleRemoval:
     def test_the_remove_forms_carry_the_version(self, client: TestClient, db: Database) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         client.put(f"/produtos/{id}", data={"produto.nome": "x", "produto.preco": "1"})
         remover = (
             r'name="_method" value="DELETE">\s*'
@@ -273,23 +260,23 @@ class TestStaleRemoval:
     def test_removing_from_a_stale_page_is_409_and_removes_nothing_until_confirmed(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         client.put(f"/produtos/{id}", data={"produto.nome": "Editado", "produto.preco": "1"})
         stale = {"_method": "DELETE", "produto.versao": "1"}
         response = client.post(f"/produtos/{id}", data=stale)
         assert response.status_code == 409
         assert "Nada foi removido." in response.text
-        assert estado(db, id) == ("Editado", 100, 2)
+        assert stored(db, id) == Stored("Editado", "", 100, 2)
         confirmed = {"_method": "DELETE", "produto.versao": "2"}  # the page's own Remover
         assert client.post(f"/produtos/{id}", data=confirmed).status_code == 303
-        assert estado(db, id) is None
+        assert stored(db, id) is None
 
     def test_a_stale_json_removal_is_409_with_the_current_product(
         self, client: TestClient, db: Database
     ) -> None:
-        id = criar(client, db)
+        id = create_via_form(client, db)
         client.put(f"/produtos/{id}", json=CANECA)
         response = client.request("DELETE", f"/produtos/{id}", json={"versao": 1}, headers=JSON)
         assert response.status_code == 409
         assert response.json()["current"]["versao"] == 2
-        assert estado(db, id) is not None
+        assert stored(db, id) is not None

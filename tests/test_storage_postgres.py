@@ -4,20 +4,19 @@ a hang or a 500, and the service comes back with the server, without a restart."
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
 
 from catalogo import migrations
 from catalogo.settings import Settings
 from catalogo.storage import Storage, StorageUnavailable
 from tests.databases import Database
-from tests.processes import OwnPostgreSQL, free_port, serving
+from tests.helpers import JSON
+from tests.processes import OwnPostgreSQL, free_port, http_client, serving
 from tests.test_storage import run
 
 pytestmark = pytest.mark.postgresql
 
-FORM = {"produto.nome": "Caneca", "produto.preco": "29,90"}
-JSON = {"accept": "application/json"}
+FORM_BODY = {"produto.nome": "Caneca", "produto.preco": "29,90"}
 
 
 @pytest.fixture
@@ -35,15 +34,15 @@ def test_with_the_server_stopped_every_request_is_a_503_and_it_comes_back_by_its
 ) -> None:
     with (
         serving(own_database, tmp_path) as (base, _),
-        httpx2.Client(base_url=base, timeout=20) as client,  # a hang fails the test
+        http_client(base, timeout=20) as client,  # a hang fails the test
     ):
-        assert client.post("/produtos", data=FORM).status_code == 303
+        assert client.post("/produtos", data=FORM_BODY).status_code == 303
         own_postgresql.stop()
         try:
             answers = [
                 client.get("/produtos"),
                 client.get("/produtos/1", headers=JSON),
-                client.post("/produtos", data=FORM),
+                client.post("/produtos", data=FORM_BODY),
                 client.put("/produtos/1", json={"nome": "X", "preco": "1"}, headers=JSON),
                 client.post("/produtos/1", data={"_method": "DELETE"}),
                 client.get("/readyz"),
@@ -58,7 +57,7 @@ def test_with_the_server_stopped_every_request_is_a_503_and_it_comes_back_by_its
         assert health.status_code == 200
 
         assert client.get("/readyz").status_code == 200
-        assert client.post("/produtos", data=FORM).status_code == 303
+        assert client.post("/produtos", data=FORM_BODY).status_code == 303
         assert client.get("/produtos/2").status_code == 200
     db = Database(own_database)
     assert db.execute("SELECT nome FROM produtos ORDER BY id").fetchall() == [("Caneca",)] * 2
@@ -70,14 +69,14 @@ def test_a_database_removed_under_the_service_is_a_503_not_an_error(
 ) -> None:
     with (
         serving(own_database, tmp_path) as (base, _),
-        httpx2.Client(base_url=base, timeout=20) as client,
+        http_client(base, timeout=20) as client,
     ):
         assert client.get("/produtos").status_code == 200
         own_postgresql.server().drop(own_database)  # its sessions are ended, then it is gone
         answers = [
             client.get("/produtos"),
             client.get("/readyz"),
-            client.post("/produtos", data=FORM),
+            client.post("/produtos", data=FORM_BODY),
         ]
     assert [(a.status_code, a.headers.get("retry-after")) for a in answers] == [(503, "5")] * 3
 

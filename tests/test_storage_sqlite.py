@@ -10,9 +10,10 @@ from catalogo.settings import Settings
 from catalogo.storage import StorageUnavailable
 from catalogo.storage.sqlite import SQLiteStorage
 from tests.databases import Database
+from tests.helpers import ONLY_SQLITE
 from tests.test_storage import produto
 
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
+pytestmark = ONLY_SQLITE
 
 
 def run(settings: Settings, test: Callable[[SQLiteStorage], Awaitable[None]]) -> None:
