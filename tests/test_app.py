@@ -1,15 +1,20 @@
-"""The URL surface: every (method, path) pair answers with the status and Allow of DESIGN §2."""
+"""The URL surface: every (method, path) pair answers with the status and Allow that
+docs/behaviour.md lists, and no request at all gets a 500."""
 
 import re
+import urllib.parse
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from catalogo.produtos import ID_MAXIMO, numbers_up_to
 from tests.databases import Database
-from tests.helpers import create_via_form
+from tests.helpers import (
+    create_via_form,
+)
 
 # The Allow header of each kind of path: the collection, the new-product form, one product.
 COLLECTION_ALLOW = "GET, HEAD, POST, OPTIONS"
@@ -117,3 +122,90 @@ def test_the_id_pattern_is_exact_for_any_bound(bound: int, n: int) -> None:
     for candidate in (n, bound, bound + 1, bound - 1):
         expected = 1 <= candidate <= bound
         assert (re.fullmatch(pattern, str(candidate)) is not None) is expected, (bound, candidate)
+
+
+def multipart(parts: list[tuple[str, bytes]], nameless: bool) -> bytes:
+    """A multipart body with boundary XX, sometimes with a part that lacks its name."""
+    body = b"".join(
+        b'--XX\r\nContent-Disposition: form-data; name="'
+        + name.encode()
+        + b'"\r\n\r\n'
+        + value
+        + b"\r\n"
+        for name, value in parts
+    )
+    if nameless:
+        body += b"--XX\r\nContent-Disposition: form-data\r\n\r\nx\r\n"
+    return body + b"--XX--\r\n"
+
+
+class TestNoInputGetsA500:
+    """Whatever a client sends, the answer is a page with a status below 500."""
+
+    PATHS = ("/", "/produtos", "/produtos/novo", "/produtos/1", "/produtos/0", "/x")
+    TYPES = (
+        "application/x-www-form-urlencoded",
+        "application/x-www-form-urlencoded; charset=utf-8",
+        "multipart/form-data",
+        "multipart/form-data; boundary=XX",
+        "multipart/form-data; boundary=",
+        "application/json",
+        "text/plain; charset=\xff",
+        "",
+    )
+    FIELDS = ("_method", "produto.nome", "produto.descricao", "produto.preco", "produto.id")
+    ODD_HEADER_VALUES = (
+        "http://[",
+        "null",
+        "http://testserver",
+        "same-origin",
+        "cross-site",
+        "aviso=removido%3Ax",
+        "aviso=%FF%FE",
+        "aviso=adicionado:",
+        "²",
+        "-1",
+        "99999999999999999999",
+        "testserver:99999",
+    )
+
+    @hypothesis_settings(
+        max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
+    @given(
+        method=st.sampled_from(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]),
+        path=st.one_of(
+            st.sampled_from(PATHS),
+            st.text(max_size=30).map(lambda t: "/produtos/" + urllib.parse.quote(t)),
+        ),
+        content_type=st.sampled_from(TYPES),
+        extra=st.dictionaries(
+            st.sampled_from(["origin", "sec-fetch-site", "cookie", "host", "content-length"]),
+            st.one_of(st.sampled_from(ODD_HEADER_VALUES), st.text(max_size=20)),
+        ),
+        body=st.one_of(
+            st.binary(max_size=300),
+            st.dictionaries(st.sampled_from(FIELDS), st.text(max_size=40)).map(
+                lambda d: urllib.parse.urlencode(d).encode()
+            ),
+            st.builds(
+                multipart,
+                st.lists(st.tuples(st.sampled_from(FIELDS), st.binary(max_size=20)), max_size=4),
+                st.booleans(),
+            ),
+        ),
+    )
+    def test_random_requests_never_get_a_server_error(
+        self,
+        client: TestClient,
+        method: str,
+        path: str,
+        content_type: str,
+        extra: dict[str, str],
+        body: bytes,
+    ) -> None:
+        headers = {k.encode(): v.encode("utf-8", "replace") for k, v in extra.items()}
+        if content_type:
+            headers[b"content-type"] = content_type.encode("latin-1")
+        response = client.request(method, path, content=body, headers=headers)
+        assert response.status_code < 500, response.text

@@ -1,0 +1,106 @@
+"""The product's URIs in JSON: representations, writes, and their answers."""
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.databases import Database
+from tests.helpers import (
+    JSON,
+    Stored,
+    count_products,
+    create_via_form,
+    create_via_json,
+    stored,
+)
+
+CANECA = {"nome": "Caneca", "descricao": "Azul\nGrande", "preco": "29.90"}
+
+
+class TestRepresentations:
+    def test_a_product_is_json_with_an_exact_price_and_its_version(
+        self, client: TestClient
+    ) -> None:
+        created = create_via_json(client, CANECA)
+        response = client.get(f"/produtos/{created['id']}", headers=JSON)
+        assert response.status_code == 200
+        assert response.json() == {
+            "id": created["id"],
+            "nome": "Caneca",
+            "descricao": "Azul\nGrande",
+            "preco": "29.90",
+            "versao": 1,
+        }
+        assert response.headers["etag"] == '"1-json"'
+
+    def test_the_list_has_the_products_and_the_paging_links(self, client: TestClient) -> None:
+        ids = [create_via_json(client, CANECA, nome=f"P{n}")["id"] for n in range(5)]
+        response = client.get("/produtos", headers=JSON)
+        body = response.json()
+        assert [p["id"] for p in body["produtos"]] == ids[::-1][:3]
+        assert body["links"] == {"next": f"/produtos?depois={ids[2]}"}
+        assert response.headers["link"] == f'</produtos?depois={ids[2]}>; rel="next"'
+        seguinte = client.get(body["links"]["next"], headers=JSON).json()
+        assert [p["id"] for p in seguinte["produtos"]] == ids[1::-1]
+        assert seguinte["links"] == {"prev": "/produtos"}
+
+    def test_an_empty_list_is_an_empty_array(self, client: TestClient) -> None:
+        assert client.get("/produtos", headers=JSON).json() == {"produtos": [], "links": {}}
+
+
+class TestWrites:
+    def test_create_answers_201_with_location_etag_and_the_product(
+        self, client: TestClient, db: Database
+    ) -> None:
+        response = client.post("/produtos", json=CANECA, headers=JSON)
+        assert response.status_code == 201
+        body = response.json()
+        assert response.headers["location"] == f"/produtos/{body['id']}"
+        assert response.headers["etag"] == '"1-json"'
+        assert body["preco"] == "29.90"
+        assert db.execute(f"SELECT nome, {db.centavos} FROM produtos").fetchall() == [
+            ("Caneca", 2990)
+        ]
+
+    @pytest.mark.parametrize(
+        ("preco", "gravado"),
+        [(19.99, "19.99"), (0.1, "0.10"), (12, "12.00"), ("1.234,56", "1234.56"), (1e2, "100.00")],
+    )
+    def test_a_price_may_be_a_number_or_text_and_stays_exact(
+        self, client: TestClient, preco: object, gravado: str
+    ) -> None:
+        assert create_via_json(client, CANECA, preco=preco)["preco"] == gravado
+
+    def test_update_answers_200_with_the_new_version(self, client: TestClient) -> None:
+        created = create_via_json(client, CANECA)
+        response = client.put(
+            f"/produtos/{created['id']}", json={**CANECA, "nome": "Caneca nova"}, headers=JSON
+        )
+        assert response.status_code == 200
+        assert response.json()["nome"] == "Caneca nova"
+        assert response.json()["versao"] == 2
+        assert response.headers["etag"] == '"2-json"'
+
+    def test_delete_answers_204(self, client: TestClient, db: Database) -> None:
+        created = create_via_json(client, CANECA)
+        response = client.delete(f"/produtos/{created['id']}", headers=JSON)
+        assert response.status_code == 204
+        assert response.content == b""
+        assert count_products(db) == 0
+
+    def test_an_id_in_a_json_body_is_ignored(self, client: TestClient, db: Database) -> None:
+        other = create_via_form(client, db, "Outro")
+        created = create_via_json(client, CANECA)
+        body = {**CANECA, "nome": "Caneca nova", "id": other}
+        response = client.put(f"/produtos/{created['id']}", json=body, headers=JSON)
+        assert response.status_code == 200
+        assert response.json()["id"] == created["id"]
+        assert db.execute("SELECT nome FROM produtos WHERE id = ?", (other,)).fetchone() == (
+            "Outro",
+        )
+        assert stored(db, other) == Stored("Outro", "", 250, 1)
+        assert stored(db, int(str(created["id"]))) == Stored("Caneca nova", "Azul\nGrande", 2990, 2)
+
+    def test_options_lists_the_methods(self, client: TestClient) -> None:
+        response = client.options("/produtos")
+        assert response.status_code == 204
+        assert response.headers["allow"] == "GET, HEAD, POST, OPTIONS"

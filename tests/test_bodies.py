@@ -1,0 +1,92 @@
+"""Strict bodies: forms and JSON in UTF-8, or a clear 400 or 415, and nothing written."""
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.databases import Database
+from tests.helpers import (
+    count_products,
+)
+
+URLENCODED = {"content-type": "application/x-www-form-urlencoded"}
+FORM_BODY = {"produto.nome": "Caneca", "produto.preco": "30"}
+
+
+class TestBodies:
+    @pytest.mark.parametrize(
+        "body",
+        [b"produto.nome=%FF&produto.preco=1", b"produto.nome=\xff&produto.preco=1", b"%C3=1"],
+    )
+    def test_a_form_that_is_not_utf8_is_400(
+        self, client: TestClient, db: Database, body: bytes
+    ) -> None:
+        response = client.post("/produtos", content=body, headers=URLENCODED)
+        assert response.status_code == 400
+        assert "não é UTF-8 válido" in response.text
+        assert count_products(db) == 0
+
+    def test_a_multipart_field_that_is_not_utf8_is_400(
+        self, client: TestClient, db: Database
+    ) -> None:
+        response = client.post(
+            "/produtos", files={"produto.nome": (None, b"\xff\xfe"), "produto.preco": (None, "1")}
+        )
+        assert response.status_code == 400
+        assert count_products(db) == 0
+
+    def test_a_broken_multipart_body_is_400(self, client: TestClient) -> None:
+        response = client.post(
+            "/produtos",
+            content=b"--XX\r\nContent-Disposition: form-data\r\n\r\nabc",
+            headers={"content-type": "multipart/form-data"},
+        )
+        assert response.status_code == 400
+        assert "Formulário malformado" in response.text
+
+    def test_a_file_upload_is_refused(self, client: TestClient, db: Database) -> None:
+        response = client.post(
+            "/produtos",
+            data=FORM_BODY,
+            files={"produto.descricao": ("a.txt", b"texto", "text/plain")},
+        )
+        assert response.status_code == 400
+        assert "não aceita arquivos" in response.text
+        assert count_products(db) == 0
+
+    @pytest.mark.parametrize(
+        "content_type",
+        [
+            "application/xml",
+            "text/plain",
+            "application/x-www-form-urlencoded; charset=latin-1",
+            "application/json; charset=latin-1",
+        ],
+    )
+    def test_a_body_that_is_neither_utf8_form_data_nor_json_is_415(
+        self, client: TestClient, db: Database, content_type: str
+    ) -> None:
+        response = client.post(
+            "/produtos",
+            content=b"produto.nome=x&produto.preco=1",
+            headers={"content-type": content_type},
+        )
+        assert response.status_code == 415
+        assert count_products(db) == 0
+
+    def test_a_post_with_no_body_at_all_is_415(self, client: TestClient) -> None:
+        assert client.post("/produtos").status_code == 415
+
+    @pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\x7f", "\x85"])
+    def test_control_characters_are_422_and_name_the_character(
+        self, client: TestClient, db: Database, char: str
+    ) -> None:
+        response = client.post(
+            "/produtos", data={"produto.nome": f"a{char}b", "produto.preco": "1"}
+        )
+        assert response.status_code == 422
+        assert f"U+{ord(char):04X}" in response.text
+        assert count_products(db) == 0
+
+    def test_too_many_fields_is_400(self, client: TestClient) -> None:
+        body = "&".join(f"f{n}=1" for n in range(1001)).encode()
+        assert client.post("/produtos", content=body, headers=URLENCODED).status_code == 400

@@ -1,0 +1,50 @@
+"""Negotiation: Accept, and the body's own type, choose HTML or JSON on every URI."""
+
+import pytest
+from starlette.testclient import TestClient
+
+CANECA = {"nome": "Caneca", "descricao": "Azul\nGrande", "preco": "29.90"}
+
+
+class TestNegotiation:
+    @pytest.mark.parametrize(
+        ("accept", "expected"),
+        [
+            (None, "text/html"),
+            ("*/*", "text/html"),
+            ("text/html", "text/html"),
+            ("application/json", "application/json"),
+            ("application/*", "application/json"),
+            ("application/json;q=0.5, text/html", "text/html"),
+            ("text/html;q=0.4, application/json;q=0.8", "application/json"),
+            ("text/html;q=0, */*", "application/json"),
+            ("text/*;q=0.3, */*;q=0.2", "text/html"),
+            ("application/json;q=abc, text/html;q=0.1", "text/html"),
+        ],
+    )
+    def test_accept_chooses_the_representation(
+        self, client: TestClient, accept: str | None, expected: str
+    ) -> None:
+        headers = {"accept": accept} if accept is not None else {}
+        response = client.get("/produtos", headers=headers)
+        assert response.status_code == 200
+        assert response.headers["content-type"].split(";")[0] == expected
+        assert response.headers["vary"] == "Accept"
+
+    def test_a_client_that_sends_json_gets_json_back_without_asking(
+        self, client: TestClient
+    ) -> None:
+        response = client.post("/produtos", json=CANECA, headers={"accept": "*/*"})
+        assert response.status_code == 201
+        assert response.json()["nome"] == "Caneca"
+
+    @pytest.mark.parametrize("accept", ["image/png", "text/html;q=0, application/json;q=0"])
+    def test_an_accept_that_rules_out_both_is_406(self, client: TestClient, accept: str) -> None:
+        response = client.get("/produtos", headers={"accept": accept})
+        assert response.status_code == 406
+        assert "text/html, application/json" in response.text
+
+    def test_a_406_for_a_problem_reader_is_a_problem(self, client: TestClient) -> None:
+        response = client.get("/produtos", headers={"accept": "application/problem+json"})
+        assert response.status_code == 406
+        assert response.headers["content-type"] == "application/problem+json"
