@@ -1,7 +1,7 @@
 """Safe retries of creation with Idempotency-Key: the first answer again, never a second product."""
 
-import threading
 import time
+from collections.abc import Callable
 
 import httpx2
 import pytest
@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
-from tests.helpers import count_products
+from tests.helpers import all_at_once, count_products
 
 JSON = {"accept": "application/json"}
 CANECA = {"nome": "Caneca", "preco": "10"}
@@ -146,18 +146,11 @@ def test_a_browser_form_with_a_key_gets_its_303_again(client: TestClient, db: Da
 
 
 def test_simultaneous_retries_create_exactly_one_product(client: TestClient, db: Database) -> None:
-    statuses: list[int] = []
-    start = threading.Barrier(10)
+    def retry(_: int, start: Callable[[], None]) -> int:
+        start()
+        return post(client, "k7").status_code
 
-    def retry() -> None:
-        start.wait()
-        statuses.append(post(client, "k7").status_code)
-
-    threads = [threading.Thread(target=retry) for _ in range(10)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = all_at_once(10, retry)
     assert set(statuses) <= {201, 409} and 201 in statuses
     assert count_products(db) == 1
 
