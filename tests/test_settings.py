@@ -12,6 +12,7 @@ def test_with_no_variables_the_defaults_are_a_local_sqlite_file() -> None:
     assert settings.page_size == 50
     assert settings.max_body_bytes == 1024 * 1024
     assert settings.database_pool_size == 10
+    assert settings.lock_timeout_ms == 5000
 
 
 def test_each_variable_is_read() -> None:
@@ -21,11 +22,12 @@ def test_each_variable_is_read() -> None:
             "CATALOGO_PAGE_SIZE": "20",
             "CATALOGO_MAX_BODY_BYTES": "4096",
             "CATALOGO_DATABASE_POOL_SIZE": "4",
+            "CATALOGO_LOCK_TIMEOUT_MS": "250",
         }
     )
     assert settings.sqlite_path == "/var/lib/catalogo/c.db"
     assert (settings.page_size, settings.max_body_bytes) == (20, 4096)
-    assert settings.database_pool_size == 4
+    assert (settings.database_pool_size, settings.lock_timeout_ms) == (4, 250)
 
 
 @pytest.mark.parametrize(
@@ -55,6 +57,9 @@ def test_a_refused_url_is_shown_without_its_password() -> None:
         ({"CATALOGO_DATABASE_POOL_SIZE": "0"}, "CATALOGO_DATABASE_POOL_SIZE"),
         ({"CATALOGO_DATABASE_POOL_SIZE": "many"}, "CATALOGO_DATABASE_POOL_SIZE"),
         ({"CATALOGO_DATABASE_URL": "postgresql:/x"}, "CATALOGO_DATABASE_URL"),
+        ({"CATALOGO_LOCK_TIMEOUT_MS": "0"}, "CATALOGO_LOCK_TIMEOUT_MS"),
+        ({"CATALOGO_LOCK_TIMEOUT_MS": "60001"}, "CATALOGO_LOCK_TIMEOUT_MS"),
+        ({"CATALOGO_LOCK_TIMEOUT_MS": "5s"}, "CATALOGO_LOCK_TIMEOUT_MS"),
     ],
 )
 def test_a_value_we_cannot_use_is_refused_naming_the_variable(
