@@ -280,3 +280,38 @@ class TestStaleRemoval:
         assert response.status_code == 409
         assert response.json()["current"]["versao"] == 2
         assert stored(db, id) is not None
+
+
+def test_a_19_digit_version_is_named_by_its_etag(client: TestClient, db: Database) -> None:
+    id = create_via_form(client, db)
+    db.execute("UPDATE produtos SET versao = ? WHERE id = ?", (10**18 + 5, id))
+    etag = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
+    assert etag == '"1000000000000000005-json"'
+    response = client.put(f"/produtos/{id}", json=CANECA, headers={**JSON, "if-match": etag})
+    assert response.status_code == 200
+    assert response.json()["versao"] == 10**18 + 6
+
+
+@pytest.mark.parametrize("versao", ["007", "0", "-1", "abc", str(2**63), " 1"])
+def test_a_form_version_out_of_the_one_id_rule_is_400_and_changes_nothing(
+    client: TestClient, db: Database, versao: str
+) -> None:
+    id = create_via_form(client, db)
+    before = stored(db, id)
+    form = {"produto.nome": "Outra", "produto.preco": "1", "produto.versao": versao}
+    response = client.put(f"/produtos/{id}", data=form)
+    assert response.status_code == 400
+    assert "versao" in response.text
+    assert stored(db, id) == before
+
+
+@pytest.mark.parametrize("versao", ["007", 0, -1, 2**63, True, 1.5, "1e3", [1]])
+def test_a_json_version_out_of_the_one_id_rule_is_400_and_changes_nothing(
+    client: TestClient, db: Database, versao: object
+) -> None:
+    id = create_via_form(client, db)
+    before = stored(db, id)
+    response = client.put(f"/produtos/{id}", json={**CANECA, "versao": versao}, headers=JSON)
+    assert response.status_code == 400
+    assert response.headers["content-type"] == "application/problem+json"
+    assert stored(db, id) == before

@@ -125,6 +125,8 @@ class TestPaging:
             f"depois={2**63}",
             "antes=1&depois=2",
             "depois=%D9%A1",
+            "depois=007",
+            "antes=%2B1",
         ],
     )
     def test_a_bad_cursor_is_a_400_that_says_what_is_wrong(
