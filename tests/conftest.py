@@ -2,8 +2,8 @@
 PostgreSQL, and a connection of the test's own to check what was stored.
 
 `-m "not postgresql"` runs the SQLite half alone. Without a reachable PostgreSQL the other half
-is skipped with a message saying how to enable it; CI sets CATALOGO_TEST_STRICT=1, which turns
-every skip into a failure.
+is skipped with a message saying how to enable it; under CI=true or CATALOGO_TEST_STRICT=1
+every skip is a failure instead.
 """
 
 import shutil
