@@ -392,13 +392,18 @@ def backend_table(all_results: dict[int, Compared]) -> list[str]:
                 sqlite = results[case.name, "sqlite", workers]
                 postgresql = results[case.name, "postgresql", workers]
                 lite, pg = statistics.median(sqlite.rps), statistics.median(postgresql.rps)
-                failed = sqlite.failures + postgresql.failures
                 lines.append(
-                    f"| {n:,} | {case.name}{f' ({failed} failed)' if failed else ''} | {workers} "
+                    f"| {n:,} | {labelled(case, sqlite, postgresql)} | {workers} "
                     f"| {lite:,.0f} | {pg:,.0f} | {statistics.median(postgresql.p50_ms):.2f} / "
                     f"{statistics.median(postgresql.p99_ms):.2f} | {pg / lite:.2f} |"
                 )
     return lines
+
+
+def labelled(case: Case, *runs: Figures) -> str:
+    """The case's name, and how many requests failed on either side, if any did."""
+    failed = sum(figures.failures for figures in runs)
+    return f"{case.name} ({failed} failed)" if failed else case.name
 
 
 def machine() -> str:
@@ -435,9 +440,8 @@ def against_table(all_results: dict[int, SizeRun], against: Baseline, code: str)
         for case in CASES:
             new, old = run.results[case.name], run.baseline[case.name]
             new_rps, old_rps = statistics.median(new.rps), statistics.median(old.rps)
-            failed = new.failures + old.failures
             lines.append(
-                f"| {n:,} | {case.name}{f' ({failed} failed)' if failed else ''} "
+                f"| {n:,} | {labelled(case, new, old)} "
                 f"| {new_rps:,.0f} | {old_rps:,.0f} | {new_rps / old_rps:.2f} "
                 f"| {new_rps / ceiling:.2f} | {old_rps / ceiling:.2f} |"
             )
