@@ -127,7 +127,9 @@ def this_code() -> str:
 @contextlib.contextmanager
 def baseline(rev: str) -> Iterator[Baseline]:
     """A detached worktree of `rev` with its own venv, removed afterwards."""
-    commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
+    if rev.startswith("-"):  # git would read it as an option
+        sys.exit(f"bench: --against takes a commit, a branch or a tag, not {rev!r}")
+    commit = git("rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
     tree = Path(tempfile.mkdtemp(prefix="catalogo-against-"))
     git("worktree", "add", "--detach", str(tree), commit)
     try:

@@ -50,6 +50,7 @@ from catalogo.negotiation import PROBLEM, prefers_json
 from catalogo.storage import StorageUnavailable
 
 log = logging.getLogger("catalogo")
+Handler = Callable[[Request, Exception], Coroutine[Any, Any, Response]]
 
 VARY = {"Vary": "Accept"}
 RETRY_AFTER = {"Retry-After": "5"}
@@ -211,7 +212,7 @@ async def storage_unavailable(request: Request, error: Exception) -> Response:
     return error_response(request, HTTPException(503, headers=RETRY_AFTER))
 
 
-def server_error(security_headers: list[tuple[bytes, bytes]]) -> "Handler":
+def server_error(security_headers: list[tuple[bytes, bytes]]) -> Handler:
     """500 with a code to quote; the trace goes only to the log. It is answered outside the
     guard (Starlette's outermost middleware), so it adds the security headers itself."""
     headers = {name.decode(): value.decode() for name, value in security_headers}
@@ -226,9 +227,6 @@ def server_error(security_headers: list[tuple[bytes, bytes]]) -> "Handler":
         return response
 
     return answer
-
-
-Handler = Callable[[Request, Exception], Coroutine[Any, Any, Response]]
 
 
 def handlers(security_headers: list[tuple[bytes, bytes]]) -> dict[Any, Handler]:
