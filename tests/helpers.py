@@ -3,6 +3,7 @@ starting threads together. Any httpx2 client will do: the in-process `TestClient
 or one talking to a real `catalogo serve` over a socket."""
 
 import dataclasses
+import html.parser
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -139,3 +140,40 @@ def storage_replaced(app: Starlette, stand_in: object) -> Iterator[None]:
         yield
     finally:
         app.state.services = real
+
+
+class _FormReader(html.parser.HTMLParser):
+    """The fields a form on a page would send, as a browser reads them off the page."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__()
+        self.action, self.inside, self.fields = action, False, dict[str, str]()
+        self.textarea: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = {k: v or "" for k, v in attrs}
+        if tag == "form":
+            self.inside = named.get("action") == self.action and named.get("method") == "post"
+        elif self.inside and tag == "input" and "name" in named:
+            self.fields[named["name"]] = named.get("value", "")
+        elif self.inside and tag == "textarea":
+            self.textarea = named["name"]
+            self.fields[self.textarea] = ""
+
+    def handle_data(self, data: str) -> None:
+        if self.textarea is not None:
+            self.fields[self.textarea] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self.inside = False
+        elif tag == "textarea":
+            self.textarea = None
+
+
+def form_on(page: str, action: str) -> dict[str, str]:
+    """The fields of the page's POST form to `action`, as a browser would send them unchanged."""
+    reader = _FormReader(action)
+    reader.feed(page)
+    assert reader.fields, f"no POST form to {action} on the page"
+    return reader.fields

@@ -42,6 +42,14 @@ TABLE = [
     ("PATCH", "/produtos/{id}", 405, ITEM_ALLOW),
     ("OPTIONS", "/produtos/{id}", 204, ITEM_ALLOW),
     ("OPTIONS", "/produtos/novo", 204, NEW_FORM_ALLOW),
+    ("GET", "/produtos/{id}/remocao", 200, None),
+    ("HEAD", "/produtos/{id}/remocao", 200, None),
+    ("POST", "/produtos/{id}/remocao", 405, NEW_FORM_ALLOW),
+    ("DELETE", "/produtos/{id}/remocao", 405, NEW_FORM_ALLOW),
+    ("OPTIONS", "/produtos/{id}/remocao", 204, NEW_FORM_ALLOW),
+    ("GET", "/produtos/999/remocao", 404, None),
+    ("GET", "/produtos/007/remocao", 404, None),
+    ("GET", f"/produtos/{BIG}/remocao", 404, None),
     ("OPTIONS", "/", 204, "GET, HEAD, OPTIONS"),
     ("GET", "/produtos/999", 404, None),
     ("DELETE", "/produtos/999", 404, None),
@@ -90,9 +98,14 @@ def test_each_method_and_path_gets_its_status_and_allow(
         assert '<link rel="stylesheet" href="/static/catalogo.css">' in response.text
 
 
-def test_a_405_page_says_which_methods_the_path_accepts(client: TestClient) -> None:
-    response = client.post("/produtos/novo")
-    assert "Este endereço não aceita o método POST. Aceita: GET, HEAD, OPTIONS." in response.text
+def test_a_405_page_speaks_plainly_and_the_problem_names_the_methods(client: TestClient) -> None:
+    page = client.post("/produtos/novo")
+    assert page.status_code == 405 and page.headers["allow"] == "GET, HEAD, OPTIONS"
+    assert "Esta página não permite essa ação." in page.text and "POST" not in page.text
+    problem = client.post("/produtos/novo", headers={"Accept": "application/json"}).json()
+    assert (
+        problem["detail"] == "Este endereço não aceita o método POST. Aceita: GET, HEAD, OPTIONS."
+    )
 
 
 def test_the_stylesheet_script_and_icon_ship_in_the_package(client: TestClient) -> None:

@@ -7,7 +7,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.databases import Database
-from tests.helpers import JSON, Stored, all_at_once, create_via_form, stored
+from tests.helpers import JSON, Stored, all_at_once, create_via_form, form_on, stored
 
 CANECA = {"nome": "Caneca", "descricao": "", "preco": "10"}
 
@@ -128,14 +128,103 @@ class TestStaleForms:
         assert response.status_code == 409
         assert stored(db, id) == Stored("Da Ana", "", 200, 2)
         conflict = response.text.split('class="conflito"')[1].split("</div>")[0]
-        assert "<td>Da Ana</td><td>Do Beto</td>" in conflict
-        assert "<td>2,00</td><td>3</td>" in conflict
+        assert '<td class="texto">Da Ana</td><td class="texto">Do Beto</td>' in conflict
+        assert '<td class="texto">R$ 2,00</td><td class="texto">R$ 3,00</td>' in conflict
         assert 'value="Do Beto"' in response.text
         assert form_version(response.text) == "2"
 
         again = {**mine, "produto.versao": form_version(response.text)}  # one click: Salvar
         assert client.post(f"/produtos/{id}", data=again).status_code == 303
         assert stored(db, id) == Stored("Do Beto", "", 300, 3)
+
+    def test_a_conflict_keeps_the_change_of_a_field_this_person_left_alone(
+        self, client: TestClient, db: Database
+    ) -> None:
+        """The issue's scenario: Ana changes the price, Beto only the name, from the same page."""
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        ana = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        assert client.post(f"/produtos/{id}", data={**ana, "produto.preco": "12,00"}).is_redirect
+        response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": "Caneca azul"})
+        assert response.status_code == 409
+        assert stored(db, id) == Stored("Caneca", "", 1200, 2)
+        again = form_on(response.text, f"/produtos/{id}")
+        assert again["produto.nome"] == "Caneca azul" and again["produto.preco"] == "12,00"
+        conflict = response.text.split('class="conflito"')[1].split("</div>")[0]
+        assert "Você não mexeu no campo Preço, que ela alterou" in conflict
+        assert "<table>" not in conflict and "Você digitou" not in conflict
+        assert response.text.count("<title>Conflito: ") == 1
+
+        assert client.post(f"/produtos/{id}", data=again).status_code == 303  # Salvar
+        assert stored(db, id) == Stored("Caneca azul", "", 1200, 3)
+
+    def test_a_field_both_changed_is_shown_side_by_side_and_highlighted(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        edited = {"produto.preco": "11", "produto.descricao": "Da Ana"}
+        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", **edited})
+        mine = {**beto, "produto.preco": "R$ 13", "produto.descricao": "Do Beto\r\nduas linhas"}
+        response = client.post(f"/produtos/{id}", data=mine)
+        assert response.status_code == 409
+        rows = re.findall(
+            r'<tr class="difere"><th scope="row">(.*?)</th>(.*?)</tr>', response.text, re.S
+        )
+        assert rows == [
+            (
+                "Descrição",
+                '<td class="texto">Da Ana</td><td class="texto">Do Beto\nduas linhas</td>',
+            ),
+            ("Preço", '<td class="texto">R$ 11,00</td><td class="texto">R$ 13,00</td>'),
+        ]
+        again = form_on(response.text, f"/produtos/{id}")
+        assert again["produto.preco"] == "R$ 13"  # what was typed, as typed
+        assert client.post(f"/produtos/{id}", data=again).status_code == 303
+        assert stored(db, id) == Stored("Caneca", "Do Beto\nduas linhas", 1300, 3)
+
+    def test_a_change_that_equals_the_saved_value_is_no_conflict_to_show(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca azul", "produto.preco": "10"})
+        response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": " Caneca azul"})
+        assert response.status_code == 409
+        assert "Suas alterações não conflitam com as dela." in response.text
+        assert stored(db, id) == Stored("Caneca azul", "", 1000, 2)
+
+    @pytest.mark.parametrize("base", ["x", "0" * 12, "A" * 12 + "." + "0" * 25, "0" * 38 + "\n"])
+    def test_a_malformed_base_is_400_and_changes_nothing(
+        self, client: TestClient, db: Database, base: str
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        form = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        response = client.post(
+            f"/produtos/{id}", data={**form, "produto.base": base, "produto.nome": "X"}
+        )
+        assert response.status_code == 400
+        assert "produto.base" in response.text
+        assert stored(db, id) == Stored("Caneca", "", 1000, 1)
+
+    def test_an_invalid_form_keeps_its_base_and_a_later_conflict_still_merges(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        refused = client.post(
+            f"/produtos/{id}", data={**beto, "produto.nome": "Caneca azul", "produto.preco": "abc"}
+        )
+        assert refused.status_code == 422
+        kept = form_on(refused.text, f"/produtos/{id}")
+        assert kept["produto.base"] == beto["produto.base"]
+        client.put(
+            f"/produtos/{id}",
+            data={"produto.nome": "Caneca", "produto.descricao": "Da Ana", "produto.preco": "10"},
+        )
+        response = client.post(f"/produtos/{id}", data={**kept, "produto.preco": "10,00"})
+        assert response.status_code == 409
+        assert form_on(response.text, f"/produtos/{id}")["produto.descricao"] == "Da Ana"
 
     def test_an_invalid_stale_form_keeps_the_version_it_was_based_on(
         self, client: TestClient, db: Database
@@ -250,12 +339,14 @@ class TestStaleRemoval:
     def test_the_remove_forms_carry_the_version(self, client: TestClient, db: Database) -> None:
         id = create_via_form(client, db)
         client.put(f"/produtos/{id}", data={"produto.nome": "x", "produto.preco": "1"})
+        for page in ("/produtos", f"/produtos/{id}"):  # read by catalogo.js's dialog
+            assert 'class="remover" data-nome="x" data-versao="2">' in client.get(page).text
+        confirmation = client.get(f"/produtos/{id}/remocao").text
         remover = (
             r'name="_method" value="DELETE">\s*'
             r'<input type="hidden" name="produto.versao" value="2">'
         )
-        assert re.search(remover, client.get("/produtos").text)
-        assert re.search(remover, client.get(f"/produtos/{id}").text)
+        assert re.search(remover, confirmation)
 
     def test_removing_from_a_stale_page_is_409_and_removes_nothing_until_confirmed(
         self, client: TestClient, db: Database

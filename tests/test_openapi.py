@@ -182,4 +182,4 @@ def test_the_docs_page_ships_everything_it_loads(client: TestClient) -> None:
 
 
 def test_every_page_links_to_the_docs(client: TestClient) -> None:
-    assert '<a href="/docs">API</a>' in client.get("/produtos").text
+    assert '<a href="/docs">Documentação da API</a>' in client.get("/produtos").text

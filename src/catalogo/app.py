@@ -24,7 +24,12 @@ from catalogo.resources.ops import (
     OpenAPIResource,
     ReadyResource,
 )
-from catalogo.resources.produtos import NovoProdutoResource, ProdutoResource, ProdutosResource
+from catalogo.resources.produtos import (
+    NovoProdutoResource,
+    ProdutoResource,
+    ProdutosResource,
+    RemocaoResource,
+)
 from catalogo.settings import Settings
 from catalogo.storage import open_storage
 
@@ -63,6 +68,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app = Starlette(
         routes=[
             Route("/produtos/{id:produto_id}", ProdutoResource),
+            Route("/produtos/{id:produto_id}/remocao", RemocaoResource),
             Route("/produtos", ProdutosResource),
             Route("/produtos/novo", NovoProdutoResource),
             Route("/", InicioResource),

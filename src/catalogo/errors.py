@@ -5,9 +5,9 @@
             malformed JSON or JSON that is not an object (or repeats a  resources
             key), over 1,000 fields, a field we read sent twice with
             two values, a bad Content-Length, a `_method` other than
-            PUT or DELETE, a malformed `versao`, cursor or
-            Idempotency-Key, two Idempotency-Keys, both `antes` and
-            `depois`
+            PUT or DELETE, a malformed `versao`, `produto.base`,
+            cursor, `lista` or Idempotency-Key, two Idempotency-Keys,
+            both `antes` and `depois`
     403     a write a browser sends from another site                   guard
     404     an unknown path or product; an id outside 1 … 2^63-1        routing, resources
     405     a method the path does not accept (with `Allow`)            routing
@@ -68,6 +68,10 @@ TITLES = {
     500: "Erro interno",
     503: "Serviço indisponível",
 }
+# What a person reads on the page where a program gets `_DEFAULT_DETAILS`' precise words.
+_PAGE_DETAILS = {
+    405: "Esta página não permite essa ação. Use os botões da página ou volte à lista.",
+}
 _DEFAULT_DETAILS = {
     404: "Não há nada neste endereço. Veja a lista de produtos.",
     405: "Este endereço não aceita o método {method}. Aceita: {allow}.",
@@ -88,6 +92,10 @@ BAD_METHOD_OVERRIDE = "_method aceita apenas PUT ou DELETE (recebido «{:.50}»)
 BAD_VERSION = "A versão (versao) deve ser um número inteiro positivo."
 BAD_CURSOR = "O parâmetro «{}» deve ser o número de um produto."
 BOTH_CURSORS = "Use «antes» ou «depois», não os dois."
+BAD_RETURN = (
+    "«lista» deve ser a consulta de uma página da lista, como depois=120 (recebido «{:.50}»)."
+)
+BAD_BASE = "produto.base deve ser o valor que a página de edição enviou; recarregue a página."
 TWO_IDEMPOTENCY_KEYS = "Envie uma só Idempotency-Key."
 BAD_IDEMPOTENCY_KEY = "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
 INVALID_FIELDS = "Corrija os campos indicados."
@@ -103,8 +111,20 @@ def cross_site() -> HTTPException:
     return HTTPException(403, "Envios a partir de outro site não são aceitos.")
 
 
+class TitledError(HTTPException):
+    """An error whose page has a title of its own, where the status's own is too general."""
+
+    def __init__(self, status_code: int, detail: str, title: str) -> None:
+        super().__init__(status_code, detail)
+        self.title = title
+
+
 def product_not_found(id: int) -> HTTPException:
-    return HTTPException(404, f"Não há produto com o número {id}. Ele pode ter sido removido.")
+    return TitledError(
+        404,
+        f"Não há produto com o número {id}. Ele pode ter sido removido.",
+        "Produto não encontrado",
+    )
 
 
 def not_acceptable(offered: Collection[str]) -> HTTPException:
@@ -196,7 +216,8 @@ def error_response(request: Request, error: HTTPException, **extra: str) -> Resp
     detail = detail_of(request, error)
     if prefers_json(request):
         return problem(status, detail, headers, instance=request.url.path, **extra)
-    title = TITLES.get(status, HTTPStatus(status).phrase)
+    title = getattr(error, "title", None) or TITLES.get(status, HTTPStatus(status).phrase)
+    detail = _PAGE_DETAILS.get(status, detail)
     return pages.load().render(
         "erro.html", status, headers, titulo=title, detalhe=detail, status=status, **extra
     )

@@ -8,6 +8,7 @@ ours because `Decimal()` and locale libraries accept `NaN`, exponents and non-AS
 guess at `1.234`; we refuse what is ambiguous instead (docs/behaviour.md).
 """
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -233,14 +234,47 @@ def representacao(produto: Produto) -> dict[str, Any]:
 
 CAMPOS = ("nome", "descricao", "preco")
 
+# What an edit form was opened with, one short digest per field ("base"): the form sends it
+# back, so that after a conflict the fields the person changed can be told from those they left
+# alone, without the page carrying every value twice.
+BASE_PATTERN = r"[0-9a-f]{12}\.[0-9a-f]{12}\.[0-9a-f]{12}"
+
+
+def base_de(produto: Produto) -> str:
+    return ".".join(_resumo(getattr(produto, campo)) for campo in CAMPOS)
+
+
+def campos_mudados(base: str, produto: Produto) -> frozenset[str]:
+    """The fields in which `produto` differs from the `base` a form was opened with."""
+    return frozenset(
+        campo
+        for campo, resumo in zip(CAMPOS, base.split("."), strict=True)
+        if _resumo(getattr(produto, campo)) != resumo
+    )
+
+
+def _resumo(valor: object) -> str:
+    return hashlib.blake2b(str(valor).encode(), digest_size=6).hexdigest()
+
 
 def exemplos(quantos: int) -> Iterator[Produto]:
     """Plausible sample products, the same every time, for demos and benchmarks."""
+    # Each kind with its grammatical gender, so that colours agree: "Caderno branco".
     tipos = ("Caneca", "Caderno", "Lápis", "Mochila", "Garrafa", "Camiseta", "Boné", "Agenda")
-    cores = ("azul", "verde", "preta", "branca", "vermelha", "amarela")
+    femininos = {"Caneca", "Mochila", "Garrafa", "Camiseta", "Agenda"}
+    cores = (
+        ("azul", "azul"),
+        ("verde", "verde"),
+        ("preto", "preta"),
+        ("branco", "branca"),
+        ("vermelho", "vermelha"),
+        ("amarelo", "amarela"),
+    )
     for n in range(1, quantos + 1):
+        tipo = tipos[n % len(tipos)]
+        cor = cores[n % len(cores)][tipo in femininos]
         yield Produto.model_construct(
-            nome=f"{tipos[n % len(tipos)]} {cores[n % len(cores)]} nº {n}",
+            nome=f"{tipo} {cor} nº {n}",
             descricao=f"Produto de exemplo nº {n}.\nGerado por catalogo seed.",
             preco=Decimal(n * 7919 % 99_999 + 1).scaleb(-2),
         )

@@ -8,7 +8,7 @@ from starlette.testclient import TestClient
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
-from tests.helpers import Stored, count_products, create_via_form, stored
+from tests.helpers import Stored, count_products, create_via_form, form_on, stored
 
 FORM_BODY = {
     "produto.nome": "Caderno",
@@ -38,10 +38,16 @@ class TestTheList:
     ) -> None:
         id = create_via_form(client, db)
         page = client.get("/produtos").text
-        form = re.search(rf'<form method="post" action="/produtos/{id}".*?</form>', page, re.S)
+        asks_first = f'<form method="get" action="/produtos/{id}/remocao" class="remover"'
+        assert asks_first in page
+        confirmation = client.get(f"/produtos/{id}/remocao").text
+        form = re.search(
+            rf'<form method="post" action="/produtos/{id}">.*?</form>', confirmation, re.S
+        )
         assert form is not None
-        assert 'name="_method" value="DELETE"' in form.group(0)
-        assert f'href="/produtos/{id}?' not in page and "_method=DELETE" not in page
+        assert '<input type="hidden" name="_method" value="DELETE">' in form.group(0)
+        assert '<button type="submit" name="_method" value="DELETE"' in form.group(0)
+        assert "_method=DELETE" not in page + confirmation
 
     def test_two_gets_of_an_unchanged_list_are_byte_identical(
         self, client: TestClient, db: Database
@@ -60,7 +66,7 @@ class TestPaging:
     """page_size is 3 in the tests; the list is newest first."""
 
     def ids(self, html: str) -> list[int]:
-        return [int(i) for i in re.findall(r'<td><a href="/produtos/(\d+)">', html)]
+        return [int(i) for i in re.findall(r'<td class="nome"><a href="/produtos/(\d+)[?"]', html)]
 
     def test_walking_next_then_prev_visits_every_product_once(
         self, client: TestClient, db: Database
@@ -239,7 +245,40 @@ class TestTheForms:
         assert 'value="Lápis"' in html and 'value="1234,50"' in html
         assert "<textarea" in html
         assert "produto.id" not in page and 'name="id"' not in page
-        assert 'name="_method" value="DELETE"' in page
+        assert f'<form method="get" action="/produtos/{id}/remocao" class="remover"' in page
+
+    def test_the_edit_page_is_headed_editar_produto_under_a_named_breadcrumb(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca azul")
+        page = client.get(f"/produtos/{id}").text
+        assert "<title>Editar «Caneca azul» · Catálogo</title>" in page
+        assert "<h1>Editar produto</h1>" in page
+        assert '<span aria-current="page">Caneca azul</span></nav>' in page
+        assert f"nº {id}" not in page
+
+    def test_the_forms_leave_checking_to_the_server_and_the_new_one_focuses_nome(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db)
+        new, edit = client.get("/produtos/novo").text, client.get(f"/produtos/{id}").text
+        assert 'class="produto" accept-charset="utf-8" novalidate>' in new
+        assert 'class="produto" accept-charset="utf-8" novalidate>' in edit
+        assert new.count("autofocus") == 1 and re.search(r'id="produto-nome"[^>]* autofocus>', new)
+        assert "autofocus" not in edit
+
+    def test_a_refused_form_says_so_in_its_title_and_its_summary_links_each_bad_field(
+        self, client: TestClient
+    ) -> None:
+        page = client.post("/produtos", data={"produto.nome": "", "produto.preco": "1.234"})
+        assert page.status_code == 422
+        assert "<title>Erro: Novo produto · Catálogo</title>" in page.text
+        summary = page.text.split('<div class="resumo-erros"')[1].split("</div>")[0]
+        assert summary.startswith(' tabindex="-1" autofocus')
+        assert "Corrija os campos abaixo para salvar" in summary
+        assert '<li><a href="#produto-nome">Nome: Preencha este campo.</a></li>' in summary
+        assert '<li><a href="#produto-preco">Preço: ' in summary
+        assert page.text.count("autofocus") == 1
 
 
 class TestUpdate:
@@ -328,11 +367,41 @@ class TestRemoval:
         assert create_via_form(client, db) > id
 
 
+class TestAskingBeforeRemoval:
+    """Without JavaScript, Remover opens a page that asks; only that page's form removes."""
+
+    def test_the_page_names_the_product_and_its_price_and_removes_nothing(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca <azul>", "29,9")
+        before = db.writes()
+        page = client.get(f"/produtos/{id}/remocao")
+        assert page.status_code == 200 and page.headers["cache-control"] == "no-cache"
+        assert "<title>Remover «Caneca &lt;azul&gt;» · Catálogo</title>" in page.text
+        assert "Remover <strong>«Caneca &lt;azul&gt;»</strong> (R$ 29,90) do catálogo?" in page.text
+        assert '<a href="/produtos">Cancelar</a>' in page.text
+        assert db.writes() == before and stored(db, id) is not None
+
+    def test_its_form_removes_the_version_it_showed(self, client: TestClient, db: Database) -> None:
+        id = create_via_form(client, db)
+        form = form_on(client.get(f"/produtos/{id}/remocao").text, f"/produtos/{id}")
+        assert form == {"_method": "DELETE", "produto.versao": "1"}
+        client.put(f"/produtos/{id}", data={"produto.nome": "Mudou", "produto.preco": "1"})
+        assert client.post(f"/produtos/{id}", data=form).status_code == 409
+        assert stored(db, id) is not None
+
+    def test_it_is_a_page_for_people_only(self, client: TestClient, db: Database) -> None:
+        id = create_via_form(client, db)
+        response = client.get(f"/produtos/{id}/remocao", headers={"Accept": "application/json"})
+        assert response.status_code == 406
+        assert client.get("/produtos/999/remocao").status_code == 404
+
+
 class TestShow:
     def test_an_unknown_product_is_a_404_page_in_the_site_layout(self, client: TestClient) -> None:
         response = client.get("/produtos/42")
         assert response.status_code == 404
-        assert "<h1>Página não encontrada</h1>" in response.text
+        assert "<h1>Produto não encontrado</h1>" in response.text
         assert "Não há produto com o número 42" in response.text
 
     def test_head_answers_like_get_without_a_body(self, client: TestClient, db: Database) -> None:

@@ -11,7 +11,9 @@ and shows what is saved now. `Idempotency-Key` on creation makes a retry return 
 answer (idempotency.py).
 """
 
+import re
 import urllib.parse
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.requests import Request
@@ -19,11 +21,16 @@ from starlette.responses import Response
 
 from catalogo import conditional, errors, idempotency, pages
 from catalogo.bodies import read_form, read_json
+from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import (
+    BASE_PATTERN,
     CAMPOS,
     ID_MAXIMO,
     Produto,
+    base_de,
+    campos_mudados,
+    formatar_preco,
     ler_id,
     preco_no_campo,
     representacao,
@@ -39,7 +46,21 @@ _NOTICES = {
     "removido": "Produto «{}» removido.",
 }
 _EMPTY = dict.fromkeys(CAMPOS, "")
-_FORM_FIELDS = frozenset(f"produto.{field}" for field in (*CAMPOS, "versao"))
+_FORM_FIELDS = frozenset(
+    (*(f"produto.{field}" for field in (*CAMPOS, "versao", "base")), RETURN_PARAMETER)
+)
+_BASE = re.compile(BASE_PATTERN, re.ASCII)
+
+
+@dataclass(frozen=True)
+class _Submitted:
+    """What a write's body says: the fields, and for a form from our pages, the version and
+    base it was opened with and the list page to return to."""
+
+    fields: dict[str, Any]
+    based_on: int | None = None
+    base: str | None = None
+    listing: Listing = field(default_factory=Listing)
 
 
 class ProdutosResource(Resource):
@@ -47,13 +68,15 @@ class ProdutosResource(Resource):
 
     async def get(self, request: Request) -> Response:
         media = negotiate(request)
-        before, after = _cursor(request, "antes"), _cursor(request, "depois")
-        if before is not None and after is not None:
-            raise errors.bad_request(errors.BOTH_CURSORS)
+        listing = Listing.parse(request.query_params)
         shared = services(request)
         limit = shared.settings.page_size
-        page = await shared.storage.page(Cursor(limit, after=after, before=before))
-        links = {rel: _url(c) for rel, c in (("prev", page.prev), ("next", page.next)) if c}
+        page = await shared.storage.page(Cursor(limit, listing.after, listing.before))
+        links = {
+            rel: Listing(cursor.after, cursor.before).url
+            for rel, cursor in (("prev", page.prev), ("next", page.next))
+            if cursor
+        }
         headers = {"Cache-Control": "no-cache", **VARY}
         if links:
             headers["Link"] = ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())
@@ -69,7 +92,9 @@ class ProdutosResource(Resource):
             pagina=page,
             links=links,
             aviso=notice,
-            primeira_pagina=before is None and after is None,
+            primeira_pagina=not listing.query,
+            lista=listing.query,
+            retorno=listing.carried(""),
         )
         if NOTICE_COOKIE in request.cookies:
             response.delete_cookie(NOTICE_COOKIE, httponly=True, samesite="lax")
@@ -77,19 +102,17 @@ class ProdutosResource(Resource):
 
     async def post(self, request: Request) -> Response:
         media = negotiate(request)
-        fields, _ = await _fields_and_version(request)
-        produto, problems = validar(fields)
+        submitted = await _submitted(request)
+        produto, problems = validar(submitted.fields)
         if produto is None:
             if media == JSON:
                 return errors.invalid_fields(request, problems)
-            values = {**_EMPTY, **fields}
-            return pages.load().render(
-                "produtos/novo.html", 422, VARY, valores=values, erros=problems
-            )
+            values = {**_EMPTY, **submitted.fields}
+            return _new_page(submitted.listing, values, problems, 422)
 
         def answer(created: Produto) -> Response:
             if media == HTML:
-                return _to_the_list(request, "adicionado", created)
+                return _to_the_list(request, "adicionado", created, submitted.listing.first_page)
             headers = {"Location": f"/produtos/{created.id}", **_etag(created, JSON), **VARY}
             return json_response(representacao(created), 201, headers)
 
@@ -105,7 +128,7 @@ class NovoProdutoResource(Resource):
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
-        return pages.load().render("produtos/novo.html", headers=VARY, valores=_EMPTY, erros={})
+        return _new_page(Listing.returning_to(request.query_params), _EMPTY, {})
 
 
 class ProdutoResource(Resource):
@@ -123,7 +146,8 @@ class ProdutoResource(Resource):
             return Response(status_code=304, headers=headers)
         if media == JSON:
             return json_response(representacao(produto), headers=headers)
-        return _edit_page(request, produto, _values(produto), {}, headers=headers)
+        listing = Listing.returning_to(request.query_params)
+        return _edit_page(produto, _values(produto), {}, listing, headers=headers)
 
     async def put(self, request: Request) -> Response:
         media = negotiate(request)
@@ -131,21 +155,27 @@ class ProdutoResource(Resource):
         storage = services(request).storage
         if conditional.has_preconditions(request):  # checked again by the write, in SQL
             conditional.check(request, await storage.get(id))
-        fields, based_on = await _fields_and_version(request)
-        produto, problems = validar(fields)
+        submitted = await _submitted(request)
+        produto, problems = validar(submitted.fields)
         if produto is None:
             if media == JSON:
                 return errors.invalid_fields(request, problems)
-            values = {**_EMPTY, **fields, "versao": based_on or ""}
-            return _edit_page(request, await _existing(request), values, problems, 422)
+            values = {
+                **_EMPTY,
+                **submitted.fields,
+                "versao": submitted.based_on or "",
+                "base": submitted.base or "",
+            }
+            existing = await _existing(request)
+            return _edit_page(existing, values, problems, submitted.listing, 422)
         try:
             updated = await storage.update(
-                id, produto, conditional.expected_versions(request, based_on)
+                id, produto, conditional.expected_versions(request, submitted.based_on)
             )
         except (NotFound, VersionConflict) as failure:
-            return _failed_write(request, media, failure, fields)
+            return _failed_write(request, media, failure, submitted, produto)
         if media == HTML:
-            return _to_the_list(request, "atualizado", updated)
+            return _to_the_list(request, "atualizado", updated, submitted.listing)
         return json_response(representacao(updated), headers={**_etag(updated, JSON), **VARY})
 
     async def delete(self, request: Request) -> Response:
@@ -154,25 +184,45 @@ class ProdutoResource(Resource):
         storage = services(request).storage
         if conditional.has_preconditions(request):
             conditional.check(request, await storage.get(id))
-        based_on = await _removal_version(request)
+        submitted = await _removal(request)
+        expected = conditional.expected_versions(request, submitted.based_on)
         try:
-            removed = await storage.delete(id, conditional.expected_versions(request, based_on))
+            removed = await storage.delete(id, expected)
         except (NotFound, VersionConflict) as failure:
-            return _failed_write(request, media, failure, None)
+            return _failed_write(request, media, failure, submitted, None)
         if media == HTML:
-            return _to_the_list(request, "removido", removed)
+            return _to_the_list(request, "removido", removed, submitted.listing)
         return Response(status_code=204, headers=VARY)
+
+
+class RemocaoResource(Resource):
+    """/produtos/{id}/remocao: asks before a removal, for browsers without JavaScript. The page
+    only shows a form; the removal itself is that form's POST with `_method=DELETE`."""
+
+    async def get(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        produto = await _existing(request)
+        listing = Listing.returning_to(request.query_params)
+        return pages.load().render(
+            "produtos/remover.html",
+            headers={"Cache-Control": "no-cache", **VARY},
+            produto=produto,
+            preco=formatar_preco(produto.preco),
+            lista=listing.query,
+            volta=listing.url,
+        )
 
 
 def _failed_write(
     request: Request,
     media: str,
     failure: NotFound | VersionConflict,
-    fields: dict[str, Any] | None,
+    submitted: _Submitted,
+    typed: Produto | None,
 ) -> Response:
     """A write that found no product is 404 (412 under If-Match); one that found it moved on
     past If-Match is 412, and past the body's `versao` it is the 409 that shows what is saved
-    now. `fields` is what the user typed, for an update; None for a removal."""
+    now. `typed` is the product the person sent, for an update; None for a removal."""
     if isinstance(failure, NotFound):
         raise _not_found(request, request.path_params["id"])
     current = failure.current
@@ -187,32 +237,65 @@ def _failed_write(
             instance=request.url.path,
             current=representacao(current),
         )
-    if fields is None:
-        return _edit_page(request, current, _values(current), {}, 409, remocao_recusada=True)
-    typed = {**_EMPTY, **{c: str(v) for c, v in fields.items()}, "versao": current.versao}
-    return _edit_page(request, current, typed, {}, 409, conflito=_values(current))
+    if typed is None:
+        values = _values(current)
+        return _edit_page(current, values, {}, submitted.listing, 409, remocao_recusada=True)
+    return _conflict_page(current, typed, submitted)
 
 
-async def _fields_and_version(request: Request) -> tuple[dict[str, Any], int | None]:
-    """The product's fields and the version they were based on, from JSON or a form.
+def _conflict_page(current: Produto, typed: Produto, submitted: _Submitted) -> Response:
+    """The edit form again after someone else saved: a field this person left alone takes the
+    saved value, so Salvar never puts back what the other person replaced; the fields both
+    changed, to different values, are shown side by side. Without a base (a form not from our
+    page) every field counts as changed by both."""
+    base = submitted.base
+    mine = campos_mudados(base, typed) if base else frozenset(CAMPOS)
+    theirs = campos_mudados(base, current) if base else frozenset(CAMPOS)
+    saved = _values(current)
+    values = {
+        **{c: str(submitted.fields.get(c, "")) if c in mine else saved[c] for c in CAMPOS},
+        "versao": current.versao,
+        "base": saved["base"],
+    }
+    both = [c for c in CAMPOS if c in mine & theirs and getattr(typed, c) != getattr(current, c)]
+    rows = [(c, _shown(current, c), _shown(typed, c)) for c in both]
+    kept = [c for c in CAMPOS if c in theirs - mine]
+    return _edit_page(current, values, {}, submitted.listing, 409, conflito=rows, mantidos=kept)
+
+
+def _shown(produto: Produto, field: str) -> str:
+    value = getattr(produto, field)
+    return formatar_preco(value) if field == "preco" else str(value)
+
+
+async def _submitted(request: Request) -> _Submitted:
+    """The product's fields and what else the body says, from JSON or a form.
 
     A `produto.id` (or JSON `id`) in the body is ignored on purpose: the id is the path's.
     """
     if body_is_json(request):
         data = await read_json(request)
-        return {c: data[c] for c in CAMPOS if c in data}, _version(data.get("versao"))
+        return _Submitted({c: data[c] for c in CAMPOS if c in data}, _version(data.get("versao")))
     form = await read_form(request, _FORM_FIELDS)
-    fields = {c: form[f"produto.{c}"] for c in CAMPOS if f"produto.{c}" in form}
-    return fields, _version(form.get("produto.versao") or None)
+    return _Submitted(
+        {c: form[f"produto.{c}"] for c in CAMPOS if f"produto.{c}" in form},
+        _version(form.get("produto.versao") or None),
+        _base(form.get("produto.base") or None),
+        Listing.returning_to(form),
+    )
 
 
-async def _removal_version(request: Request) -> int | None:
-    """The version a removal was based on, when its body (a form, or JSON) names one."""
+async def _removal(request: Request) -> _Submitted:
+    """What a removal's body says, when it has one (a form, or JSON)."""
     if "content-type" not in request.headers:
-        return None
-    if body_is_json(request):
-        return _version((await read_json(request)).get("versao"))
-    return _version((await read_form(request, _FORM_FIELDS)).get("produto.versao") or None)
+        return _Submitted({})
+    return await _submitted(request)
+
+
+def _base(value: str | None) -> str | None:
+    if value is not None and not _BASE.fullmatch(value):
+        raise errors.bad_request(errors.BAD_BASE)
+    return value
 
 
 def _version(value: Any) -> int | None:
@@ -225,33 +308,14 @@ def _version(value: Any) -> int | None:
     raise errors.bad_request(errors.BAD_VERSION)
 
 
-def _cursor(request: Request, parameter: str) -> int | None:
-    value = request.query_params.get(parameter)
-    if value is None:
-        return None
-    number = ler_id(value)
-    if number is None:
-        raise errors.bad_request(errors.BAD_CURSOR, parameter)
-    return number
-
-
-def _url(cursor: Cursor | None) -> str | None:
-    if cursor is None:
-        return None
-    if cursor.after is not None:
-        return f"/produtos?depois={cursor.after}"
-    if cursor.before is not None:
-        return f"/produtos?antes={cursor.before}"
-    return "/produtos"
-
-
 def _etag(produto: Produto, media: str) -> dict[str, str]:
     return {"ETag": conditional.etag(produto, media, pages.load().fingerprint)}
 
 
-def _to_the_list(request: Request, kind: str, produto: Produto) -> Response:
-    """The browser's answer to a write: see the list, with a notice of what was done."""
-    response = Response(status_code=303, headers={"Location": "/produtos"})
+def _to_the_list(request: Request, kind: str, produto: Produto, listing: Listing) -> Response:
+    """The browser's answer to a write: the list page it came from, with a notice of what was
+    done."""
+    response = Response(status_code=303, headers={"Location": listing.url})
     # Written out rather than through SimpleCookie, which costs more than the rest of the
     # answer; the value is percent-encoded, so it needs no quoting.
     value = urllib.parse.quote(f"{kind}:{produto.nome}", safe="")
@@ -281,13 +345,14 @@ def _not_found(request: Request, id: int) -> Exception:
 
 
 def _edit_page(
-    request: Request,
     produto: Produto,
     values: dict[str, Any],
     problems: dict[str, str],
+    listing: Listing,
     status_code: int = 200,
     headers: dict[str, str] | None = None,
-    conflito: dict[str, str] | None = None,
+    conflito: list[tuple[str, str, str]] | None = None,
+    mantidos: list[str] | None = None,
     remocao_recusada: bool = False,
 ) -> Response:
     return pages.load().render(
@@ -297,8 +362,26 @@ def _edit_page(
         produto=produto,
         valores=values,
         erros=problems,
+        lista=listing.query,
+        volta=listing.url,
+        edicao=listing.carried(f"/produtos/{produto.id}"),
         conflito=conflito,
+        mantidos=mantidos,
         remocao_recusada=remocao_recusada,
+    )
+
+
+def _new_page(
+    listing: Listing, values: dict[str, Any], problems: dict[str, str], status_code: int = 200
+) -> Response:
+    return pages.load().render(
+        "produtos/novo.html",
+        status_code,
+        VARY,
+        valores=values,
+        erros=problems,
+        lista=listing.query,
+        volta=listing.url,
     )
 
 
@@ -308,4 +391,5 @@ def _values(produto: Produto) -> dict[str, Any]:
         "descricao": produto.descricao,
         "preco": preco_no_campo(produto.preco),
         "versao": produto.versao,
+        "base": base_de(produto),
     }

@@ -1,8 +1,56 @@
 // Progressive enhancement only: every page works without this file.
-// Asks before a remove form is sent; the form itself is a plain POST with _method=DELETE.
+// "Remover" is a GET form leading to a page that asks first; here it asks in a dialog of the
+// site's own instead, whose form sends the same POST with _method=DELETE as that page's.
 document.addEventListener("submit", (event) => {
-  const pergunta = event.target.dataset.confirmar;
-  if (pergunta && !window.confirm(pergunta)) {
+  const form = event.target;
+  if (form instanceof HTMLFormElement && form.classList.contains("remover")) {
     event.preventDefault();
+    askBeforeRemoving(form);
   }
 });
+
+function askBeforeRemoving(trigger) {
+  const dialog = document.createElement("dialog");
+  dialog.className = "confirmacao";
+  dialog.setAttribute("aria-labelledby", "confirmacao-titulo");
+  dialog.setAttribute("aria-describedby", "confirmacao-texto");
+
+  const title = document.createElement("h2");
+  title.id = "confirmacao-titulo";
+  title.textContent = "Remover produto?";
+  const text = document.createElement("p");
+  text.id = "confirmacao-texto";
+  text.textContent = `«${trigger.dataset.nome}» será removido do catálogo. Esta ação não pode ser desfeita.`;
+
+  const removal = document.createElement("form");
+  removal.method = "post";
+  removal.action = trigger.action.replace(/\/remocao$/, "");
+  const fields = { _method: "DELETE", "produto.versao": trigger.dataset.versao };
+  const back = trigger.elements.namedItem("lista");
+  if (back) fields.lista = back.value;
+  for (const [name, value] of Object.entries(fields)) {
+    const input = document.createElement("input");
+    Object.assign(input, { type: "hidden", name, value });
+    removal.append(input);
+  }
+  const remove = document.createElement("button");
+  Object.assign(remove, { type: "submit", name: "_method", value: "DELETE", className: "perigo" });
+  remove.textContent = "Remover";
+  const cancel = document.createElement("button");
+  cancel.type = "button";
+  cancel.textContent = "Cancelar";
+  cancel.addEventListener("click", () => dialog.close());
+  const actions = document.createElement("div");
+  actions.className = "acoes";
+  actions.append(remove, cancel);
+  removal.append(actions);
+
+  dialog.append(title, text, removal);
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    trigger.querySelector("button").focus();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  cancel.focus();
+}
