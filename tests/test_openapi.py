@@ -171,14 +171,37 @@ def test_the_description_carries_the_field_rules_of_the_model(client: TestClient
     assert schemas["ProdutoEntrada"]["required"] == ["nome", "preco"]
 
 
-def test_the_docs_page_ships_everything_it_loads(client: TestClient) -> None:
+def test_the_docs_page_ships_everything_it_loads_under_the_sites_own_policy(
+    client: TestClient,
+) -> None:
     page = client.get("/docs")
     assert page.status_code == 200
-    assert "connect-src 'self'" in page.headers["content-security-policy"]
-    assert "unsafe" not in page.headers["content-security-policy"]
-    assert "http://" not in page.text and "https://" not in page.text
+    policy = client.get("/produtos").headers["content-security-policy"]
+    assert page.headers["content-security-policy"] == policy
+    assert not re.search(r'(?:src|href)="(?!/|#)', page.text)
     for asset in re.findall(r'(?:src|href)="(/[^"]+)"', page.text):
         assert client.get(asset).status_code == 200, asset
+
+
+def test_the_docs_page_groups_the_operations_and_shows_real_examples(client: TestClient) -> None:
+    page = client.get("/docs").text
+    headings = re.findall(r'<h2 id="[^"]+">(.*?)</h2>', page)
+    assert headings == ["Produtos", "Páginas", "Operação"]
+    produtos = page.split('<h2 id="produtos">')[1].split('<h2 id="p')[0]
+    assert "OPTIONS" not in produtos and "/healthz" not in produtos
+    assert "&#34;nome&#34;: &#34;Caneca de cerâmica azul 300 ml&#34;" in produtos
+    assert re.search(r"<dt><code>preco</code> <span class=\"onde\">obrigatório</span>", produtos)
+    assert "<code>application/problem+json</code>" in page and "swagger" not in page.lower()
+
+
+def test_every_example_in_the_description_is_valid_for_its_operation(client: TestClient) -> None:
+    for example in (
+        openapi.parts.STORED_EXAMPLE,
+        {k: v for k, v in openapi.parts.STORED_EXAMPLE.items() if k not in ("id", "versao")},
+    ):
+        body = {k: v for k, v in example.items() if k != "id"}
+        created = client.post("/produtos", json=body, headers={"Accept": "application/json"})
+        assert created.status_code == 201, created.text
 
 
 def test_every_page_links_to_the_docs(client: TestClient) -> None:

@@ -77,7 +77,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/openapi.json", OpenAPIResource),
             Route("/docs", DocsResource),
             Mount("/static", StaticFiles(packages=[("catalogo", "static")]), name="static"),
-            Mount("/docs/static", StaticFiles(packages=[("swagger_ui", "static")])),
         ],
         middleware=[Middleware(Guard, max_bytes=settings.max_body_bytes)],
         exception_handlers=errors.handlers(SECURITY_HEADERS),

@@ -1,8 +1,7 @@
 """The one middleware: what every request goes through before routing, in one pass.
 
-1. Every response gets the security headers (`SECURITY_HEADERS`), and a HEAD answer loses its
-   body. A handler that needs a wider Content-Security-Policy (the API docs page) puts it in
-   the scope under `CSP_KEY`: two CSP headers would both apply.
+1. Every response gets the security headers (`SECURITY_HEADERS`), one policy for every page,
+   /docs included, and a HEAD answer loses its body.
 Writes, and only writes, then go through three more steps:
 2. A write a browser sends on behalf of another site is refused (403), as Go 1.25's
    CrossOriginProtection does it, with no tokens: `Sec-Fetch-Site` when the browser sends it,
@@ -39,16 +38,8 @@ _POLICY = {
 }
 
 
-def content_security_policy(**wider: str) -> bytes:
-    """The site's policy, with the directives in `wider` (as `img_src=...`) replaced or added."""
-    policy = {**_POLICY, **{name.replace("_", "-"): value for name, value in wider.items()}}
-    return "; ".join(f"{name} {value}" for name, value in policy.items()).encode()
-
-
-CSP = b"content-security-policy"
-CSP_KEY = "catalogo.csp"
 SECURITY_HEADERS = [
-    (CSP, content_security_policy()),
+    (b"content-security-policy", "; ".join(f"{k} {v}" for k, v in _POLICY.items()).encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
@@ -137,10 +128,7 @@ def _with_security_headers(scope: Scope, send: Send) -> Send:
 
     async def send_with_headers(message: Message) -> None:
         if message["type"] == "http.response.start":
-            headers = list(message.get("headers", [])) + SECURITY_HEADERS
-            if CSP_KEY in scope:  # SECURITY_HEADERS starts with the CSP
-                headers[-len(SECURITY_HEADERS)] = (CSP, scope[CSP_KEY])
-            message["headers"] = headers
+            message["headers"] = list(message.get("headers", [])) + SECURITY_HEADERS
         elif head and message["type"] == "http.response.body":
             message["body"] = b""
         await send(message)

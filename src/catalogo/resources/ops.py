@@ -4,13 +4,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import errors, openapi, pages
-from catalogo.guard import CSP_KEY, content_security_policy
-from catalogo.negotiation import JSON
-from catalogo.resources import Resource, json_response, services
+from catalogo.negotiation import HTML, JSON
+from catalogo.openapi import page
+from catalogo.resources import VARY, Resource, json_response, negotiate, services
 
-# Swagger UI fetches the description and tries requests (connect-src), and draws its icons
-# from data: URLs; the rest of the site's policy stands.
-_DOCS_POLICY = content_security_policy(img_src="'self' data:", connect_src="'self'")
 _NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -49,8 +46,10 @@ class OpenAPIResource(Resource):
 
 
 class DocsResource(Resource):
-    """/docs: the API description as a page (Swagger UI, shipped in a package, no CDN)."""
+    """/docs: the API description as a page for people (openapi/page.py)."""
 
     async def get(self, request: Request) -> Response:
-        request.scope[CSP_KEY] = _DOCS_POLICY
-        return pages.load().render("docs.html")
+        negotiate(request, (HTML,))
+        return pages.load().render(
+            "docs.html", headers={"Cache-Control": "no-cache", **VARY}, grupos=page.groups()
+        )

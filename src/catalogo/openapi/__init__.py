@@ -1,0 +1,288 @@
+"""The API description (OpenAPI 3.1): every path and operation, built once per process.
+
+Assembled from parts.py, whose schemas come from the pydantic model in produtos.py, the same
+rules the server checks, so the description cannot drift from the behaviour. Links between
+operations let a client (or schemathesis) go from a created product to reading, updating and
+removing it. page.py turns the same document into the /docs page.
+"""
+
+import functools
+from typing import Any
+
+import orjson
+
+from catalogo.openapi import parts
+
+
+@functools.cache  # made once per process: it depends on nothing but the code
+def document_bytes() -> bytes:
+    return orjson.dumps(document())
+
+
+def document() -> dict[str, Any]:
+    produto_json = {"application/json": parts.PRODUTO_JSON, "text/html": parts.HTML}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "catalogo",
+            "version": "1",
+            "description": "Produtos de um catálogo. Cada endereço responde HTML a navegadores "
+            "e JSON a quem pede `Accept: application/json`; erros em JSON são "
+            "`application/problem+json` (RFC 9457).",
+        },
+        "tags": parts.TAGS,
+        "paths": {
+            "/produtos": {
+                "get": {
+                    "operationId": "listarProdutos",
+                    "tags": ["Produtos"],
+                    "summary": "A lista de produtos, dos mais novos aos mais antigos",
+                    "parameters": [
+                        {
+                            # One object, exploded: `?depois=5` or `?antes=5`, never both.
+                            "name": "cursor",
+                            "in": "query",
+                            "style": "form",
+                            "explode": True,
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "depois": {**parts.ID, "description": "A página após este id."},
+                                    "antes": {
+                                        **parts.ID,
+                                        "description": "A página antes deste id.",
+                                    },
+                                },
+                                "not": {"required": ["depois", "antes"]},
+                            },
+                        }
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "Uma página; `Link` traz rel=next e rel=prev.",
+                            "content": {
+                                "application/json": {
+                                    "schema": parts.ref("Pagina"),
+                                    "example": {
+                                        "produtos": [parts.STORED_EXAMPLE],
+                                        "links": {"next": "/produtos?depois=120"},
+                                    },
+                                },
+                                "text/html": parts.HTML,
+                            },
+                        },
+                        "400": parts.problem("Cursor inválido."),
+                        "406": parts.WRITE_ERRORS["406"],
+                    },
+                },
+                "post": {
+                    "operationId": "criarProduto",
+                    "tags": ["Produtos"],
+                    "summary": "Adiciona um produto",
+                    "parameters": [
+                        {
+                            "name": "Idempotency-Key",
+                            "in": "header",
+                            "description": "Repetir com a mesma chave e o mesmo corpo devolve a "
+                            "primeira resposta, sem criar de novo (24 horas).",
+                            "schema": {"type": "string", "pattern": "^[!#-\\[\\]-~]{1,255}$"},
+                        }
+                    ],
+                    "requestBody": parts.body(with_version=False),
+                    "responses": {
+                        "201": {
+                            "description": "Criado.",
+                            "headers": {
+                                "Location": {"schema": {"type": "string"}},
+                                "ETag": parts.ETAG,
+                            },
+                            "content": {"application/json": parts.PRODUTO_JSON},
+                            "links": parts.LINKS,
+                        },
+                        "303": parts.REDIRECT,
+                        **parts.WRITE_ERRORS,
+                        "409": parts.problem(
+                            "Uma requisição com esta Idempotency-Key em andamento."
+                        ),
+                    },
+                },
+                "options": parts.OPTIONS,
+            },
+            "/healthz": {
+                "get": {
+                    "operationId": "saude",
+                    "tags": ["Operação"],
+                    "summary": "O processo está de pé (não consulta o banco)",
+                    "responses": {"200": parts.STATUS},
+                }
+            },
+            "/readyz": {
+                "get": {
+                    "operationId": "pronto",
+                    "tags": ["Operação"],
+                    "summary": "Pronto para tráfego: banco acessível e esquema atual",
+                    "responses": {
+                        "200": parts.STATUS,
+                        "503": parts.problem(
+                            "Banco inacessível ou esquema desatualizado.",
+                            headers={"Retry-After": {"schema": {"type": "string"}}},
+                        ),
+                    },
+                }
+            },
+            "/produtos/novo": {
+                "get": {
+                    "operationId": "formularioNovo",
+                    "tags": ["Páginas"],
+                    "summary": "O formulário de novo produto",
+                    "parameters": [parts.RETURN_PARAM],
+                    "responses": {
+                        "200": {
+                            "description": "O formulário.",
+                            "content": {"text/html": parts.HTML},
+                        },
+                        "400": parts.problem("`lista` malformada."),
+                    },
+                },
+                "options": parts.OPTIONS,
+            },
+            "/produtos/{id}/remocao": {
+                "parameters": [parts.ID_PARAM],
+                "get": {
+                    "operationId": "confirmarRemocao",
+                    "tags": ["Páginas"],
+                    "summary": "Pergunta antes de remover (para navegadores sem JavaScript)",
+                    "description": "Só mostra um formulário; a remoção é o POST dele, com "
+                    "`_method=DELETE`, para `/produtos/{id}`.",
+                    "parameters": [parts.RETURN_PARAM],
+                    "responses": {
+                        "200": {
+                            "description": "A confirmação.",
+                            "content": {"text/html": parts.HTML},
+                        },
+                        "400": parts.problem("`lista` malformada."),
+                        "404": parts.problem("Não há produto com este número."),
+                        "406": parts.WRITE_ERRORS["406"],
+                    },
+                },
+                "options": parts.ITEM_OPTIONS,
+            },
+            "/produtos/{id}": {
+                "parameters": [parts.ID_PARAM],
+                "get": {
+                    "operationId": "obterProduto",
+                    "tags": ["Produtos"],
+                    "summary": "Um produto (em HTML, a página de edição)",
+                    "parameters": [
+                        {
+                            "name": "If-None-Match",
+                            "in": "header",
+                            "description": "304 se o produto ainda estiver nesta ETag.",
+                            "schema": {"type": "string"},
+                        },
+                        parts.RETURN_PARAM,
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "O produto.",
+                            "headers": {"ETag": parts.ETAG},
+                            "content": produto_json,
+                            "links": {k: v for k, v in parts.LINKS.items() if k != "ObterProduto"},
+                        },
+                        "304": {"description": "Não mudou desde a ETag em If-None-Match."},
+                        "400": parts.problem("`lista` malformada (só na página HTML)."),
+                        "404": parts.problem("Não há produto com este número."),
+                        "412": parts.problem("O produto não está na versão de If-Match."),
+                        "406": parts.WRITE_ERRORS["406"],
+                    },
+                },
+                "put": {
+                    "operationId": "atualizarProduto",
+                    "tags": ["Produtos"],
+                    "summary": "Atualiza um produto",
+                    "parameters": [
+                        {
+                            "name": "If-Match",
+                            "in": "header",
+                            "description": "Só grava se o produto ainda estiver nesta versão.",
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "requestBody": parts.body(with_version=True),
+                    "responses": {
+                        "200": {
+                            "description": "Atualizado.",
+                            "headers": {"ETag": parts.ETAG},
+                            "content": {"application/json": parts.PRODUTO_JSON},
+                            "links": {
+                                k: v for k, v in parts.LINKS.items() if k != "AtualizarProduto"
+                            },
+                        },
+                        "303": parts.REDIRECT,
+                        **parts.WRITE_ERRORS,
+                        "404": parts.problem("Não há produto com este número."),
+                        "409": parts.problem(
+                            "Outra pessoa salvou depois da `versao` enviada; `current` é o que "
+                            "está salvo agora.",
+                            "ConflictProblem",
+                        ),
+                        "412": parts.problem("O produto não está mais na versão de If-Match."),
+                    },
+                },
+                "delete": {
+                    "operationId": "removerProduto",
+                    "tags": ["Produtos"],
+                    "summary": "Remove um produto",
+                    "parameters": [
+                        {
+                            "name": "If-Match",
+                            "in": "header",
+                            "description": "Só remove se o produto ainda estiver nesta versão.",
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "requestBody": {
+                        "required": False,
+                        "description": "Opcional: a versão em que a remoção se baseia.",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"versao": parts.VERSION},
+                                }
+                            },
+                            "application/x-www-form-urlencoded": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "produto.versao": parts.form(True)["properties"][
+                                            "produto.versao"
+                                        ],
+                                        "lista": parts.form(True)["properties"]["lista"],
+                                    },
+                                }
+                            },
+                        },
+                    },
+                    "responses": {
+                        "204": {"description": "Removido."},
+                        "303": parts.REDIRECT,
+                        "400": parts.WRITE_ERRORS["400"],
+                        "403": parts.WRITE_ERRORS["403"],
+                        "409": parts.problem(
+                            "Outra pessoa salvou depois da `versao` enviada; nada foi removido.",
+                            "ConflictProblem",
+                        ),
+                        "413": parts.WRITE_ERRORS["413"],
+                        "415": parts.WRITE_ERRORS["415"],
+                        "404": parts.problem("Não há produto com este número."),
+                        "406": parts.WRITE_ERRORS["406"],
+                        "412": parts.problem("O produto não está mais na versão de If-Match."),
+                        "503": parts.WRITE_ERRORS["503"],
+                    },
+                },
+                "options": parts.ITEM_OPTIONS,
+            },
+        },
+        "components": {"schemas": parts.schemas()},
+    }

@@ -1,0 +1,155 @@
+"""The /docs page, read off the OpenAPI document: the same words and examples an integrator's
+tools get from /openapi.json, laid out for a person, in pt-BR, with no script at all.
+
+Our own page rather than Swagger UI: its English labels, its random examples and its axe
+violations could not be fixed from outside, and it needed script and a wider CSP.
+"""
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from markupsafe import Markup, escape
+
+from catalogo import openapi
+
+_WHERE = {"path": "no caminho", "query": "na consulta", "header": "no cabeçalho"}
+_METHODS = ("get", "post", "put", "delete", "options")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    where: str
+    description: Markup
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    required: bool
+    rules: Markup
+
+
+@dataclass(frozen=True)
+class Operation:
+    anchor: str
+    method: str
+    path: str
+    summary: Markup
+    description: Markup
+    parameters: list[Parameter]
+    fields: list[Field]
+    request_example: str | None
+    response_example: str | None
+    responses: list[tuple[str, Markup]]
+
+
+@dataclass(frozen=True)
+class Group:
+    anchor: str
+    name: str
+    description: Markup
+    operations: list[Operation]
+
+
+@functools.cache  # made once per process, like the document it reads
+def groups() -> list[Group]:
+    document = openapi.document()
+    operations: dict[str, list[Operation]] = {tag["name"]: [] for tag in document["tags"]}
+    for path, item in document["paths"].items():
+        shared = item.get("parameters", [])
+        for method in _METHODS:
+            if method in item:
+                operation = item[method]
+                found = _operation(document, path, method, operation, shared)
+                operations[operation["tags"][0]].append(found)
+    return [
+        Group(_anchor(tag["name"]), tag["name"], _text(tag["description"]), operations[tag["name"]])
+        for tag in document["tags"]
+    ]
+
+
+def _operation(
+    document: dict[str, Any],
+    path: str,
+    method: str,
+    operation: dict[str, Any],
+    shared: list[dict[str, Any]],
+) -> Operation:
+    body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+    success: dict[str, Any] = next(
+        (r for status, r in operation["responses"].items() if status.startswith("2")), {}
+    )
+    returned = success.get("content", {}).get("application/json", {})
+    return Operation(
+        anchor=operation.get("operationId") or f"{method}-{_anchor(path)}",
+        method=method.upper(),
+        path=path,
+        summary=_text(operation["summary"]),
+        description=_text(operation.get("description", "")),
+        parameters=[p for raw in shared + operation.get("parameters", []) for p in _params(raw)],
+        fields=_fields(document, body.get("schema")),
+        request_example=_json(body.get("example")),
+        response_example=_json(returned.get("example")),
+        responses=[(s, _text(r["description"])) for s, r in sorted(operation["responses"].items())],
+    )
+
+
+def _params(raw: dict[str, Any]) -> list[Parameter]:
+    """A parameter, or each property of an exploded object parameter (the list's cursors)."""
+    where = _WHERE[raw["in"]]
+    properties = raw["schema"].get("properties")
+    if raw["schema"].get("type") == "object" and properties:
+        return [Parameter(n, where, _text(s.get("description", ""))) for n, s in properties.items()]
+    return [Parameter(raw["name"], where, _text(raw.get("description", "")))]
+
+
+def _fields(document: dict[str, Any], schema: dict[str, Any] | None) -> list[Field]:
+    if schema is None:
+        return []
+    schema = _resolve(document, schema)
+    required = set(schema.get("required", ()))
+    return [
+        Field(name, name in required, _text(_rules(_resolve(document, rule))))
+        for name, rule in schema.get("properties", {}).items()
+    ]
+
+
+def _rules(schema: dict[str, Any]) -> str:
+    """A field's rules in words, from its JSON Schema."""
+    if "description" in schema:
+        return str(schema["description"])
+    if schema.get("type") == "integer":
+        return "Número inteiro positivo."
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    if low and high:
+        return f"Texto de {low} a {high} caracteres, sem caracteres de controle."
+    if high:
+        return f"Texto de até {high} caracteres; quebras de linha são mantidas."
+    return "Texto."
+
+
+def _resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in schema:
+        found: dict[str, Any] = document["components"]["schemas"][schema["$ref"].rpartition("/")[2]]
+        return found
+    return schema
+
+
+def _json(example: Any) -> str | None:
+    if example is None:
+        return None
+    return orjson.dumps(example, option=orjson.OPT_INDENT_2).decode()
+
+
+def _anchor(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
+
+
+def _text(text: str) -> Markup:
+    """The document's text, escaped, with its `code` spans (CommonMark's backticks) kept."""
+    escaped = str(escape(text))
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped))  # noqa: S704 - escaped above

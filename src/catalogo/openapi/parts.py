@@ -1,0 +1,207 @@
+"""The pieces the API description is assembled from: the product's schemas (read off the
+pydantic model in produtos.py), examples, parameters and the shared error answers."""
+
+from typing import Any
+
+from catalogo.produtos import BASE_PATTERN, CAMPOS, ID_MAXIMO, ID_PATTERN, Produto
+
+_INPUT = Produto.model_json_schema(mode="validation")["properties"]
+_FIELDS = {field: _INPUT[field] for field in CAMPOS}
+_PRICE_AS_TEXT = _INPUT["preco"]["anyOf"][0]
+VERSION = {"type": "integer", "minimum": 1, "maximum": ID_MAXIMO}
+ID = {"type": "integer", "minimum": 1, "maximum": ID_MAXIMO}
+
+
+def ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def form(with_version: bool) -> dict[str, Any]:
+    """The form body of the HTML flow: the same fields, named `produto.*`, all text."""
+    props: dict[str, Any] = {f"produto.{c}": dict(s) for c, s in _FIELDS.items()}
+    props["produto.preco"] = _PRICE_AS_TEXT
+    if with_version:
+        props["produto.versao"] = {"type": "string", "pattern": f"^{ID_PATTERN}$"}
+        props["produto.base"] = {
+            "type": "string",
+            "pattern": f"^{BASE_PATTERN}$",
+            "description": "O que a página de edição mostrava, campo a campo (um resumo): "
+            "num conflito, os campos que a pessoa não mexeu ficam com o valor salvo.",
+        }
+    props["lista"] = {"type": "string", "description": RETURN_PARAM["description"]}
+    return {"type": "object", "properties": props, "required": ["produto.nome", "produto.preco"]}
+
+
+def body(with_version: bool) -> dict[str, Any]:
+    json_schema = ref("ProdutoComVersao" if with_version else "ProdutoEntrada")
+    form_body = {"schema": form(with_version)}
+    example = {**_EXAMPLE, "versao": 3} if with_version else _EXAMPLE
+    return {
+        "required": True,
+        "content": {
+            "application/json": {"schema": json_schema, "example": example},
+            "application/x-www-form-urlencoded": form_body,
+            "multipart/form-data": form_body,
+        },
+    }
+
+
+def problem(
+    description: str, schema: str = "Problem", headers: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "description": description,
+        "content": {"application/problem+json": {"schema": ref(schema)}, "text/html": HTML},
+    }
+    if headers:
+        response["headers"] = headers
+    return response
+
+
+HTML = {"schema": {"type": "string"}}
+ETAG = {"description": "A versão desta representação.", "schema": {"type": "string"}}
+WRITE_ERRORS = {
+    "400": problem("Corpo malformado (JSON, UTF-8, formulário, versão, Idempotency-Key)."),
+    "403": problem("Envio de outro site, recusado pelo navegador."),
+    "406": problem("Accept não admite HTML nem JSON."),
+    "413": problem("Corpo acima do limite."),
+    "415": problem("Corpo que não é JSON nem formulário em UTF-8."),
+    "422": problem(
+        "Campos inválidos (`errors` diz o que há em cada um), ou uma Idempotency-Key já "
+        "usada com outro corpo.",
+        "ValidationProblem",
+    ),
+    "503": problem(
+        "Banco de dados indisponível; tente de novo.",
+        headers={"Retry-After": {"schema": {"type": "string"}}},
+    ),
+}
+REDIRECT = {
+    "description": "Resposta ao navegador: a página da lista de onde veio (`lista`).",
+    "headers": {"Location": {"schema": {"type": "string"}}},
+}
+STATUS = {
+    "description": "Sim.",
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {"status": {"type": "string"}, "schema": {"type": "string"}},
+                "required": ["status"],
+            }
+        }
+    },
+}
+ID_PARAM = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "description": "O número do produto.",
+    "schema": {**ID, "examples": [120]},
+}
+RETURN_PARAM = {
+    "name": "lista",
+    "in": "query",
+    "description": "Páginas para pessoas: a página da lista para onde voltar depois de salvar, "
+    "remover ou cancelar, como consulta (`depois=170`).",
+    "schema": {"type": "string", "examples": ["depois=170"]},
+}
+_EXAMPLE = {
+    "nome": "Caneca de cerâmica azul 300 ml",
+    "descricao": "Vai ao micro-ondas e à lava-louças.",
+    "preco": "39.90",
+}
+STORED_EXAMPLE = {"id": 120, **_EXAMPLE, "versao": 3}
+TAGS = [
+    {"name": "Produtos", "description": "O recurso do catálogo, em JSON ou em formulário."},
+    {"name": "Páginas", "description": "Formulários e confirmações para pessoas (HTML)."},
+    {"name": "Operação", "description": "Para balanceadores e ferramentas: saúde e `OPTIONS`."},
+]
+OPTIONS: dict[str, Any] = {
+    "tags": ["Operação"],
+    "summary": "Os métodos aceitos neste endereço",
+    "responses": {"204": {"description": "`Allow` lista os métodos."}},
+}
+LINKS = {
+    "ObterProduto": {"operationId": "obterProduto", "parameters": {"id": "$response.body#/id"}},
+    "AtualizarProduto": {
+        "operationId": "atualizarProduto",
+        "parameters": {"id": "$response.body#/id"},
+    },
+    "RemoverProduto": {"operationId": "removerProduto", "parameters": {"id": "$response.body#/id"}},
+}
+
+
+ITEM_OPTIONS = {
+    **OPTIONS,
+    "responses": {**OPTIONS["responses"], "404": problem("Não é o número de um produto.")},
+}
+PRODUTO_JSON = {"schema": ref("Produto"), "example": STORED_EXAMPLE}
+
+
+def schemas() -> dict[str, Any]:
+    saida = Produto.model_json_schema(mode="serialization")["properties"]
+    produto = {
+        "type": "object",
+        "properties": {"id": ID, **saida, "versao": VERSION},
+        "required": ["id", "nome", "descricao", "preco", "versao"],
+    }
+    entrada = {"type": "object", "properties": _FIELDS, "required": ["nome", "preco"]}
+    problem = {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string"},
+            "title": {"type": "string"},
+            "status": {"type": "integer"},
+            "detail": {"type": "string"},
+            "instance": {"type": "string"},
+        },
+        "required": ["type", "title", "status", "detail"],
+    }
+    return {
+        "Produto": produto,
+        "ProdutoEntrada": entrada,
+        "ProdutoComVersao": {
+            **entrada,
+            "properties": {**_FIELDS, "versao": VERSION},
+            "description": "Com `versao`, só grava se o produto ainda estiver nela (senão, 409).",
+        },
+        "Pagina": {
+            "type": "object",
+            "properties": {
+                "produtos": {"type": "array", "items": ref("Produto")},
+                "links": {
+                    "type": "object",
+                    "properties": {"next": {"type": "string"}, "prev": {"type": "string"}},
+                },
+            },
+            "required": ["produtos", "links"],
+        },
+        "Problem": problem,
+        "ValidationProblem": {
+            "allOf": [
+                ref("Problem"),
+                {
+                    "type": "object",
+                    "properties": {
+                        "errors": {
+                            "type": "object",
+                            "additionalProperties": {"type": "string"},
+                            "description": "Uma mensagem por campo (`produto.nome`, …); "
+                            "ausente quando o 422 é uma Idempotency-Key já usada com outro corpo.",
+                        }
+                    },
+                },
+            ]
+        },
+        "ConflictProblem": {
+            "allOf": [
+                ref("Problem"),
+                {
+                    "type": "object",
+                    "properties": {"current": ref("Produto")},
+                    "required": ["current"],
+                },
+            ]
+        },
+    }
