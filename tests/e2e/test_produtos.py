@@ -1,0 +1,344 @@
+"""The staff's day, clicked in Chromium at both sizes: the spec's flow, every error state, the
+conflict of two people, removal with and without JavaScript, the way back to the list page,
+keyboard alone, the phone layout and the contrast axe cannot measure."""
+
+import re
+from typing import Any
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.conftest import Look, new_context_page, unique
+
+NOME_80 = "Caneca de cerâmica esmaltada azul-petróleo com alça reforçada e tampa de bambu"
+
+
+def add(page: Page, nome: str, preco: str, descricao: str = "") -> None:
+    page.goto("/produtos/novo")
+    page.get_by_label("Nome").fill(nome)
+    page.get_by_label("Descrição").fill(descricao)
+    page.get_by_label("Preço").fill(preco)
+    page.get_by_role("button", name="Adicionar").click()
+    expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» adicionado.")
+
+
+def open_product(page: Page, nome: str) -> None:
+    page.goto("/produtos")
+    page.get_by_role("link", name=nome, exact=True).click()
+    expect(page.get_by_role("heading", name="Editar produto")).to_be_visible()
+
+
+def focused(page: Page) -> str:
+    """What has the focus, as `tag#id` or `tag:text`."""
+    return str(
+        page.evaluate(
+            "() => { const e = document.activeElement;"
+            " return e.id ? `${e.localName}#${e.id}` : `${e.localName}:${e.textContent.trim()}` }"
+        )
+    )
+
+
+def tab_until(page: Page, target: str, most: int) -> int:
+    """Presses Tab until `target` (as `focused` names it) has the focus; how many it took."""
+    for presses in range(1, most + 1):
+        page.keyboard.press("Tab")
+        if focused(page) == target:
+            return presses
+    raise AssertionError(f"{target} not reached in {most} Tabs; the focus is on {focused(page)}")
+
+
+class TestTheSpecsFlow:
+    def test_add_edit_and_remove_a_product(self, page: Page, look: Look) -> None:
+        page.goto("/produtos")
+        expect(page).to_have_title("Produtos · Catálogo")
+        look(page, "list")
+        page.get_by_role("link", name="Novo produto").click()
+        expect(page.get_by_label("Nome")).to_be_focused()
+        look(page, "new")
+        nome = unique("Caderno pautado")
+        page.get_by_label("Nome").fill(nome)
+        page.get_by_label("Descrição").fill("Capa dura\n96 folhas")
+        page.get_by_label("Preço").fill("1.234,5")
+        page.get_by_role("button", name="Adicionar").click()
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» adicionado.")
+        expect(page.get_by_role("row").filter(has_text=nome)).to_contain_text("R$ 1.234,50")
+        look(page, "added")
+
+        page.get_by_role("link", name=nome, exact=True).click()
+        expect(page).to_have_title(f"Editar «{nome}» · Catálogo")
+        expect(page.get_by_label("Descrição")).to_have_value("Capa dura\n96 folhas")
+        expect(page.get_by_label("Preço")).to_have_value("1234,50")
+        look(page, "edit")
+        page.get_by_label("Preço").fill("R$ 99,9")
+        page.get_by_role("button", name="Salvar").click()
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» atualizado.")
+        expect(page.get_by_role("row").filter(has_text=nome)).to_contain_text("R$ 99,90")
+
+        page.get_by_role("button", name=f"Remover {nome}").click()
+        dialog = page.get_by_role("dialog", name="Remover produto?")
+        expect(dialog).to_contain_text(f"«{nome}» será removido do catálogo.")
+        look(page, "remove-dialog")
+        dialog.get_by_role("button", name="Remover").click()
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
+        expect(page.get_by_role("link", name=nome, exact=True)).to_have_count(0)
+
+    def test_a_missing_product_is_a_page_that_says_so(self, page: Page, look: Look) -> None:
+        response = page.goto("/produtos/999999")
+        assert response is not None and response.status == 404
+        expect(page.get_by_role("heading", level=1)).to_have_text("Produto não encontrado")
+        look(page, "not-found")
+        page.get_by_role("link", name="Voltar para a lista de produtos").click()
+        expect(page).to_have_url(re.compile(r"/produtos$"))
+
+
+class TestErrors:
+    def test_every_bad_field_is_named_in_one_round_and_the_summary_takes_the_focus(
+        self, page: Page, look: Look
+    ) -> None:
+        page.goto("/produtos/novo")
+        page.get_by_label("Preço").fill("1.234")
+        page.get_by_role("button", name="Adicionar").click()  # Nome empty: no browser bubble
+        expect(page).to_have_title("Erro: Novo produto · Catálogo")
+        summary = page.locator(".resumo-erros")
+        expect(summary).to_be_focused()
+        expect(summary.get_by_role("link")).to_have_count(2)
+        expect(page.get_by_label("Nome")).to_have_attribute("aria-invalid", "true")
+        expect(page.get_by_label("Preço")).to_have_value("1.234")
+        look(page, "refused")
+        summary.get_by_role("link", name=re.compile("^Preço:")).click()
+        expect(page.get_by_label("Preço")).to_be_focused()
+
+    def test_an_invalid_edit_keeps_what_was_typed(self, page: Page, look: Look) -> None:
+        nome = unique("Lápis grafite")
+        add(page, nome, "2")
+        open_product(page, nome)
+        page.get_by_label("Nome").fill("")
+        page.get_by_label("Descrição").fill("Sem nome")
+        page.get_by_role("button", name="Salvar").click()
+        expect(page).to_have_title(f"Erro: Editar «{nome}» · Catálogo")
+        expect(page.locator(".resumo-erros")).to_be_focused()
+        expect(page.get_by_label("Descrição")).to_have_value("Sem nome")
+        look(page, "refused-edit")
+
+
+class TestTwoPeopleEditing:
+    def test_a_conflict_keeps_both_changes(
+        self, page: Page, browser: Browser, browser_context_args: dict[str, Any], look: Look
+    ) -> None:
+        """The issue's scenario: Ana changes the price, Beto only the name."""
+        nome = unique("Garrafa térmica")
+        add(page, nome, "10")
+        open_product(page, nome)  # Beto's page
+        ana = new_context_page(browser, browser_context_args)
+        open_product(ana, nome)
+        ana.get_by_label("Preço").fill("12")
+        ana.get_by_role("button", name="Salvar").click()
+        expect(ana.get_by_role("status")).to_contain_text("atualizado")
+        ana.context.close()
+
+        page.get_by_label("Nome").fill(nome + " inox")
+        page.get_by_role("button", name="Salvar").click()
+        expect(page).to_have_title(re.compile("^Conflito: "))
+        notice = page.locator(".conflito")
+        expect(notice).to_be_focused()
+        expect(notice).to_contain_text("Você não mexeu no campo Preço, que ela alterou")
+        expect(notice.get_by_role("table")).to_have_count(0)
+        expect(page.get_by_label("Nome")).to_have_value(nome + " inox")
+        expect(page.get_by_label("Preço")).to_have_value("12,00")
+        look(page, "conflict")
+        page.get_by_role("button", name="Salvar").click()
+        row = page.get_by_role("row").filter(has_text=nome + " inox")
+        expect(row).to_contain_text("R$ 12,00")
+
+    def test_a_field_both_changed_is_shown_side_by_side(
+        self, page: Page, browser: Browser, browser_context_args: dict[str, Any], look: Look
+    ) -> None:
+        nome = unique("Mochila escolar")
+        add(page, nome, "80")
+        open_product(page, nome)
+        ana = new_context_page(browser, browser_context_args)
+        open_product(ana, nome)
+        ana.get_by_label("Preço").fill("85")
+        ana.get_by_role("button", name="Salvar").click()
+        expect(ana.get_by_role("status")).to_contain_text("atualizado")
+        ana.context.close()
+
+        page.get_by_label("Preço").fill("90")
+        page.get_by_role("button", name="Salvar").click()
+        table = page.locator(".conflito table")
+        expect(table.get_by_role("row")).to_have_count(2)  # the header and Preço
+        expect(table).to_contain_text("R$ 85,00")
+        expect(table).to_contain_text("R$ 90,00")
+        for word in ("Campo", "Preço"):  # never broken inside the word, even on a phone
+            lines = page.evaluate(
+                """word => { const cell = [...document.querySelectorAll('.conflito th')]
+                   .find(c => c.textContent === word); const range = document.createRange();
+                   range.selectNodeContents(cell); return range.getClientRects().length }""",
+                word,
+            )
+            assert lines == 1, word
+        look(page, "conflict-both")
+
+
+class TestRemoval:
+    def test_without_javascript_remover_asks_on_a_page_first(
+        self, browser: Browser, browser_context_args: dict[str, Any], page: Page, look: Look
+    ) -> None:
+        nome = unique("Boné de brim")
+        add(page, nome, "45")
+        plain = new_context_page(browser, browser_context_args, java_script_enabled=False)
+        plain.goto("/produtos")
+        plain.get_by_role("button", name=f"Remover {nome}").click()
+        expect(plain).to_have_title(f"Remover «{nome}» · Catálogo")
+        expect(plain.locator(".pergunta")).to_contain_text(f"«{nome}» (R$ 45,00)")
+        page.goto(plain.url)  # axe needs script, which this context lacks: the same page
+        look(page, "confirm-page")
+        plain.get_by_role("link", name="Cancelar").click()
+        expect(plain.get_by_role("link", name=nome, exact=True)).to_be_visible()
+
+        plain.get_by_role("button", name=f"Remover {nome}").click()
+        plain.get_by_role("button", name="Remover").click()
+        expect(plain.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
+        plain.context.close()
+
+    def test_the_dialog_can_be_cancelled_and_gives_the_focus_back(
+        self, page: Page, look: Look
+    ) -> None:
+        nome = unique("Agenda 2027")
+        add(page, nome, "30")
+        open_product(page, nome)
+        page.get_by_role("button", name="Remover").click()
+        dialog = page.get_by_role("dialog")
+        expect(dialog.get_by_role("button", name="Cancelar")).to_be_focused()
+        look(page, "edit-remove-dialog")
+        page.keyboard.press("Escape")
+        expect(dialog).to_have_count(0)
+        expect(page.get_by_role("button", name="Remover")).to_be_focused()
+        page.get_by_role("button", name="Remover").click()
+        page.get_by_role("dialog").get_by_role("button", name="Cancelar").click()
+        page.goto("/produtos")
+        expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
+
+
+class TestTheWayBack:
+    def test_save_cancel_and_removal_return_to_the_page_they_came_from(
+        self, page: Page, look: Look
+    ) -> None:
+        page.goto("/produtos")
+        page.get_by_role("link", name="Mais antigos →").click()
+        page.get_by_role("link", name="Mais antigos →").click()
+        third = page.url
+        assert "depois=" in third
+        first = page.locator("td.nome a").first
+        nome = first.inner_text()
+        first.click()
+        page.get_by_role("link", name="Cancelar").click()
+        expect(page).to_have_url(third)
+
+        page.get_by_role("link", name=nome, exact=True).click()
+        page.get_by_label("Descrição").fill("Revisado na página 3")
+        page.get_by_role("button", name="Salvar").click()
+        expect(page).to_have_url(third)
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» atualizado.")
+        look(page, "back-on-page-3")
+
+        page.get_by_role("button", name=f"Remover {nome}").click()
+        page.get_by_role("dialog").get_by_role("button", name="Remover").click()
+        expect(page).to_have_url(third)
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
+
+
+class TestKeyboardAlone:
+    def test_create_edit_and_remove_without_a_mouse(self, page: Page, look: Look) -> None:
+        page.goto("/produtos")
+        page.keyboard.press("Tab")
+        assert focused(page) == "a:Pular para o conteúdo"
+        look(page, "skip-link")
+        page.keyboard.press("Enter")
+        tab_until(page, "a:Novo produto", most=2)
+        page.keyboard.press("Enter")
+        page.wait_for_url("**/produtos/novo")
+        assert focused(page) == "input#produto-nome"
+        nome = unique("Estojo de lona")
+        page.keyboard.type(nome)
+        page.keyboard.press("Tab")
+        page.keyboard.type("Três divisórias")
+        page.keyboard.press("Tab")
+        page.keyboard.type("25,90")
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» adicionado.")
+
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")  # Pular para o conteúdo
+        tab_until(page, f"a:{nome}", most=4)
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"/produtos/\d+$"))
+        tab_until(page, "input#produto-preco", most=8)
+        page.keyboard.press("ControlOrMeta+A")
+        page.keyboard.type("26")
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» atualizado.")
+
+        page.get_by_role("link", name=nome, exact=True).focus()
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"/produtos/\d+$"))
+        tab_until(page, "button:Remover", most=12)
+        page.keyboard.press("Enter")
+        assert focused(page) == "button:Cancelar"
+        page.keyboard.press("Shift+Tab")
+        assert focused(page) == "button:Remover"
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
+
+    def test_the_pager_is_a_few_tabs_from_the_top(self, page: Page) -> None:
+        page.goto("/produtos")
+        assert tab_until(page, "a:Pular para a paginação", most=2) == 2
+        page.keyboard.press("Enter")
+        page.keyboard.press("Tab")
+        assert focused(page) == "a:Mais antigos →"
+
+
+class TestThePhoneLayout:
+    def test_a_long_name_and_a_large_price_leave_names_the_width(
+        self, page: Page, size: str, look: Look
+    ) -> None:
+        add(page, NOME_80, "999999999,99")
+        look(page, "long-name")
+        lines = page.evaluate(
+            """nome => [...document.querySelectorAll('td.nome a')]
+               .filter(a => a.textContent === nome)[0].getClientRects().length""",
+            NOME_80,
+        )
+        assert 1 <= lines <= 3, f"{lines} lines at {size}"
+        shares = page.evaluate(
+            """() => [...document.querySelectorAll('td.nome')].map(cell =>
+               cell.getBoundingClientRect().width / cell.closest('table').clientWidth)"""
+        )
+        assert min(shares) >= 0.6, f"a name gets only {min(shares):.0%} of the table's width"
+        overflow = page.evaluate("() => document.documentElement.scrollWidth > innerWidth")
+        assert not overflow, "the page scrolls sideways"
+
+
+class TestContrast:
+    """What axe-core does not measure: borders of inputs and the focus ring, 3:1 on white."""
+
+    def test_input_borders_and_the_focus_ring_reach_3_to_1(self, page: Page) -> None:
+        page.goto("/produtos/novo")
+        nome = page.get_by_label("Nome")
+        border = nome.evaluate("e => getComputedStyle(e).borderTopColor")
+        page.keyboard.press("Tab")  # the focus ring shows on keyboard focus
+        page.get_by_label("Descrição").focus()
+        page.keyboard.press("Shift+Tab")
+        ring = nome.evaluate("e => getComputedStyle(e).outlineColor")
+        assert contrast(border) >= 3, border
+        assert contrast(ring) >= 3, ring
+
+
+def contrast(css: str) -> float:
+    """WCAG contrast of an `rgb(r, g, b)` colour against white."""
+    r, g, b = (int(c) / 255 for c in re.findall(r"\d+", css)[:3])
+
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    luminance = 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
+    return 1.05 / (luminance + 0.05)
