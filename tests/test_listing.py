@@ -109,6 +109,7 @@ class TestTheWayBack:
         f"depois={2**63}",
         "depois=%25FF",
         "depois=%FF",
+        "depois%3D",
     ],
 )
 class TestAMalformedWayBack:

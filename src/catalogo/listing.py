@@ -37,7 +37,9 @@ class Listing:
         """The list page named by a `lista` parameter (a query string), or the first page."""
         query = parameters.get(RETURN_PARAMETER, "")
         try:
-            pairs = urllib.parse.parse_qsl(query, strict_parsing=bool(query), errors="strict")
+            pairs = urllib.parse.parse_qsl(
+                query, keep_blank_values=True, strict_parsing=bool(query), errors="strict"
+            )
             return cls._read(dict(pairs))
         except (ValueError, _Malformed):  # UnicodeDecodeError is a ValueError
             raise errors.bad_request(errors.BAD_RETURN, query) from None

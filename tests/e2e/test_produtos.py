@@ -219,6 +219,25 @@ class TestRemoval:
         expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
 
 
+    def test_removing_from_an_out_of_date_list_removes_nothing(
+        self, page: Page, browser: Browser, browser_context_args: dict[str, Any], look: Look
+    ) -> None:
+        nome = unique("Camiseta básica")
+        add(page, nome, "40")
+        ana = new_context_page(browser, browser_context_args)
+        open_product(ana, nome)
+        ana.get_by_label("Descrição").fill("Nova coleção")
+        ana.get_by_role("button", name="Salvar").click()
+        expect(ana.get_by_role("status")).to_contain_text("atualizado")
+        ana.context.close()
+
+        page.get_by_role("button", name=f"Remover {nome}").click()  # the list is out of date
+        page.get_by_role("dialog").get_by_role("button", name="Remover").click()
+        expect(page.locator(".conflito")).to_contain_text("Nada foi removido.")
+        expect(page.get_by_label("Descrição")).to_have_value("Nova coleção")
+        look(page, "stale-removal")
+
+
 class TestTheWayBack:
     def test_save_cancel_and_removal_return_to_the_page_they_came_from(
         self, page: Page, look: Look

@@ -279,6 +279,8 @@ class TestTheForms:
         assert '<li><a href="#produto-nome">Nome: Preencha este campo.</a></li>' in summary
         assert '<li><a href="#produto-preco">Preço: ' in summary
         assert page.text.count("autofocus") == 1
+        only_the_price = client.post("/produtos", data={"produto.nome": "ok", "produto.preco": "x"})
+        assert only_the_price.text.count("autofocus") == 1
 
 
 class TestUpdate:
@@ -378,7 +380,10 @@ class TestAskingBeforeRemoval:
         page = client.get(f"/produtos/{id}/remocao")
         assert page.status_code == 200 and page.headers["cache-control"] == "no-cache"
         assert "<title>Remover «Caneca &lt;azul&gt;» · Catálogo</title>" in page.text
-        assert "Remover <strong>«Caneca &lt;azul&gt;»</strong> (R$ 29,90) do catálogo?" in page.text
+        assert (
+            "Remover <strong>«<bdi>Caneca &lt;azul&gt;</bdi>»</strong> (R$ 29,90) do catálogo?"
+            in page.text
+        )
         assert '<a href="/produtos">Cancelar</a>' in page.text
         assert db.writes() == before and stored(db, id) is not None
 
@@ -389,6 +394,26 @@ class TestAskingBeforeRemoval:
         client.put(f"/produtos/{id}", data={"produto.nome": "Mudou", "produto.preco": "1"})
         assert client.post(f"/produtos/{id}", data=form).status_code == 409
         assert stored(db, id) is not None
+
+    def test_coming_from_an_out_of_date_page_it_says_so_and_shows_what_is_saved_now(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        fresh = client.get(f"/produtos/{id}/remocao?versao=1").text
+        assert "Outra pessoa alterou" not in fresh
+        changed = {"produto.nome": "Caneca", "produto.descricao": "Trincada", "produto.preco": "10"}
+        client.put(f"/produtos/{id}", data=changed)
+        page = client.get(f"/produtos/{id}/remocao?versao=1").text
+        assert "Outra pessoa alterou este produto depois que você abriu a página" in page
+        assert '<p class="descricao">Trincada</p>' in page
+        assert form_on(page, f"/produtos/{id}")["produto.versao"] == "2"
+
+    @pytest.mark.parametrize("versao", ["abc", "0", "007", str(2**63)])
+    def test_a_malformed_version_is_400(
+        self, client: TestClient, db: Database, versao: str
+    ) -> None:
+        id = create_via_form(client, db)
+        assert client.get(f"/produtos/{id}/remocao?versao={versao}").status_code == 400
 
     def test_it_is_a_page_for_people_only(self, client: TestClient, db: Database) -> None:
         id = create_via_form(client, db)

@@ -99,7 +99,11 @@ def document() -> dict[str, Any]:
                             "content": {"application/json": parts.PRODUTO_JSON},
                             "links": parts.LINKS,
                         },
-                        "303": parts.REDIRECT,
+                        "303": {
+                            **parts.REDIRECT,
+                            "description": "Resposta ao navegador: o começo da lista, onde o "
+                            "produto novo aparece.",
+                        },
                         **parts.WRITE_ERRORS,
                         "409": parts.problem(
                             "Uma requisição com esta Idempotency-Key em andamento."
@@ -142,6 +146,7 @@ def document() -> dict[str, Any]:
                             "content": {"text/html": parts.HTML},
                         },
                         "400": parts.problem("`lista` malformada."),
+                        "406": parts.WRITE_ERRORS["406"],
                     },
                 },
                 "options": parts.OPTIONS,
@@ -154,13 +159,22 @@ def document() -> dict[str, Any]:
                     "summary": "Pergunta antes de remover (para navegadores sem JavaScript)",
                     "description": "Só mostra um formulário; a remoção é o POST dele, com "
                     "`_method=DELETE`, para `/produtos/{id}`.",
-                    "parameters": [parts.RETURN_PARAM],
+                    "parameters": [
+                        {
+                            "name": "versao",
+                            "in": "query",
+                            "description": "A versão que a pessoa via; se o produto mudou "
+                            "desde então, a página avisa.",
+                            "schema": parts.VERSION,
+                        },
+                        parts.RETURN_PARAM,
+                    ],
                     "responses": {
                         "200": {
                             "description": "A confirmação.",
                             "content": {"text/html": parts.HTML},
                         },
-                        "400": parts.problem("`lista` malformada."),
+                        "400": parts.problem("`versao` ou `lista` malformada."),
                         "404": parts.problem("Não há produto com este número."),
                         "406": parts.WRITE_ERRORS["406"],
                     },

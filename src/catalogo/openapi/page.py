@@ -1,5 +1,5 @@
 """The /docs page, read off the OpenAPI document: the same words and examples an integrator's
-tools get from /openapi.json, laid out for a person, in pt-BR, with no script at all.
+tools get from /openapi.json, laid out for a person, in pt-BR, with no script of its own.
 
 Our own page rather than Swagger UI: its English labels, its random examples and its axe
 violations could not be fixed from outside, and it needed script and a wider CSP.

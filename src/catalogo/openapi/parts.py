@@ -61,7 +61,10 @@ def problem(
 HTML = {"schema": {"type": "string"}}
 ETAG = {"description": "A versão desta representação.", "schema": {"type": "string"}}
 WRITE_ERRORS = {
-    "400": problem("Corpo malformado (JSON, UTF-8, formulário, versão, Idempotency-Key)."),
+    "400": problem(
+        "Corpo malformado (JSON, UTF-8, formulário, versão, `produto.base`, `lista`, "
+        "Idempotency-Key)."
+    ),
     "403": problem("Envio de outro site, recusado pelo navegador."),
     "406": problem("Accept não admite HTML nem JSON."),
     "413": problem("Corpo acima do limite."),

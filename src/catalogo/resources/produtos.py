@@ -1,4 +1,5 @@
-"""The product's URIs: the list and creation, the new-product form, one product.
+"""The product's URIs: the list and creation, the new-product form, one product, and the page
+that asks before a removal.
 
 A browser's successful write answers 303 to the list with a one-time notice kept in a cookie,
 so that reloading the list never repeats the write and no GET writes anything. JSON clients
@@ -197,10 +198,13 @@ class ProdutoResource(Resource):
 
 class RemocaoResource(Resource):
     """/produtos/{id}/remocao: asks before a removal, for browsers without JavaScript. The page
-    only shows a form; the removal itself is that form's POST with `_method=DELETE`."""
+    only shows a form; the removal itself is that form's POST with `_method=DELETE`. It shows
+    the product as saved now, says so when it moved on past the `versao` of the page the person
+    came from, and removes the version it shows."""
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
+        seen = _version(request.query_params.get("versao"))
         produto = await _existing(request)
         listing = Listing.returning_to(request.query_params)
         return pages.load().render(
@@ -208,6 +212,7 @@ class RemocaoResource(Resource):
             headers={"Cache-Control": "no-cache", **VARY},
             produto=produto,
             preco=formatar_preco(produto.preco),
+            mudou=seen is not None and seen != produto.versao,
             lista=listing.query,
             volta=listing.url,
         )

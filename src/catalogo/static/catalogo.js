@@ -20,12 +20,14 @@ function askBeforeRemoving(trigger) {
   title.textContent = "Remover produto?";
   const text = document.createElement("p");
   text.id = "confirmacao-texto";
-  text.textContent = `«${trigger.dataset.nome}» será removido do catálogo. Esta ação não pode ser desfeita.`;
+  const name = document.createElement("bdi"); // its text direction stays inside it
+  name.textContent = trigger.dataset.nome;
+  text.append("«", name, "» será removido do catálogo. Esta ação não pode ser desfeita.");
 
   const removal = document.createElement("form");
   removal.method = "post";
   removal.action = trigger.action.replace(/\/remocao$/, "");
-  const fields = { _method: "DELETE", "produto.versao": trigger.dataset.versao };
+  const fields = { _method: "DELETE", "produto.versao": trigger.elements.namedItem("versao").value };
   const back = trigger.elements.namedItem("lista");
   if (back) fields.lista = back.value;
   for (const [name, value] of Object.entries(fields)) {
