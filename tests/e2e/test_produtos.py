@@ -27,6 +27,19 @@ def open_product(page: Page, nome: str) -> None:
     expect(page.get_by_role("heading", name="Editar produto")).to_be_visible()
 
 
+def saved_by_someone_else(
+    browser: Browser, context_args: dict[str, Any], nome: str, field: str, value: str
+) -> None:
+    """Another person (a browser context of their own) opens the product, changes one field
+    and saves, while the test's page stays as it was."""
+    ana = new_context_page(browser, context_args)
+    open_product(ana, nome)
+    ana.get_by_label(field).fill(value)
+    ana.get_by_role("button", name="Salvar").click()
+    expect(ana.get_by_role("status")).to_contain_text("atualizado")
+    ana.context.close()
+
+
 def focused(page: Page) -> str:
     """What has the focus, as `tag#id` or `tag:text`."""
     return str(
@@ -128,12 +141,7 @@ class TestTwoPeopleEditing:
         nome = unique("Garrafa térmica")
         add(page, nome, "10")
         open_product(page, nome)  # Beto's page
-        ana = new_context_page(browser, browser_context_args)
-        open_product(ana, nome)
-        ana.get_by_label("Preço").fill("12")
-        ana.get_by_role("button", name="Salvar").click()
-        expect(ana.get_by_role("status")).to_contain_text("atualizado")
-        ana.context.close()
+        saved_by_someone_else(browser, browser_context_args, nome, "Preço", "12")
 
         page.get_by_label("Nome").fill(nome + " inox")
         page.get_by_role("button", name="Salvar").click()
@@ -155,12 +163,7 @@ class TestTwoPeopleEditing:
         nome = unique("Mochila escolar")
         add(page, nome, "80")
         open_product(page, nome)
-        ana = new_context_page(browser, browser_context_args)
-        open_product(ana, nome)
-        ana.get_by_label("Preço").fill("85")
-        ana.get_by_role("button", name="Salvar").click()
-        expect(ana.get_by_role("status")).to_contain_text("atualizado")
-        ana.context.close()
+        saved_by_someone_else(browser, browser_context_args, nome, "Preço", "85")
 
         page.get_by_label("Preço").fill("90")
         page.get_by_role("button", name="Salvar").click()
@@ -218,18 +221,12 @@ class TestRemoval:
         page.goto("/produtos")
         expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
 
-
     def test_removing_from_an_out_of_date_list_removes_nothing(
         self, page: Page, browser: Browser, browser_context_args: dict[str, Any], look: Look
     ) -> None:
         nome = unique("Camiseta básica")
         add(page, nome, "40")
-        ana = new_context_page(browser, browser_context_args)
-        open_product(ana, nome)
-        ana.get_by_label("Descrição").fill("Nova coleção")
-        ana.get_by_role("button", name="Salvar").click()
-        expect(ana.get_by_role("status")).to_contain_text("atualizado")
-        ana.context.close()
+        saved_by_someone_else(browser, browser_context_args, nome, "Descrição", "Nova coleção")
 
         page.get_by_role("button", name=f"Remover {nome}").click()  # the list is out of date
         page.get_by_role("dialog").get_by_role("button", name="Remover").click()
