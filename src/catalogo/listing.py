@@ -36,6 +36,8 @@ class Listing:
     def returning_to(cls, parameters: Mapping[str, str]) -> "Listing":
         """The list page named by a `lista` parameter (a query string), or the first page."""
         query = parameters.get(RETURN_PARAMETER, "")
+        if not query:  # the first page: most requests, and the cheapest answer
+            return _FIRST_PAGE
         try:
             pairs = urllib.parse.parse_qsl(
                 query, keep_blank_values=True, strict_parsing=bool(query), errors="strict"
@@ -73,6 +75,9 @@ class Listing:
         if not self.query:
             return path
         return f"{path}?{urllib.parse.urlencode({RETURN_PARAMETER: self.query})}"
+
+
+_FIRST_PAGE = Listing()
 
 
 def _cursor(parameters: Mapping[str, str], name: str) -> int | None:
