@@ -220,3 +220,24 @@ class TestSecurityHeaders:
         html = client.get("/produtos/novo").text
         assert "<script>" not in html and "<style" not in html and " style=" not in html
         assert " on" not in html.replace(" onde", "")  # no onclick= and the like
+
+
+class TestWholePaths:
+    """A route matches its whole path or nothing: no second address for a product."""
+
+    @pytest.mark.parametrize("tail", ["%0A", "%0D%0A", "%00", "%09", "%1F", "%7F"])
+    def test_a_path_with_a_control_character_reads_and_changes_nothing(
+        self, client: TestClient, db: Database, tail: str
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        assert client.get(f"/produtos/{id}{tail}").status_code == 404
+        form = {"produto.nome": "Outra", "produto.preco": "5"}
+        assert client.put(f"/produtos/{id}{tail}", data=form).status_code == 404
+        assert (
+            client.post(f"/produtos/{id}{tail}", data={**form, "_method": "PUT"}).status_code == 404
+        )
+        assert client.delete(f"/produtos/{id}{tail}").status_code == 404
+        assert client.post(f"/produtos{tail}", data=form).status_code == 404
+        assert stored(db, id) == Stored("Caneca", "", 1000, 1) and count_products(db) == 1
+        answer = client.get(f"/produtos/{id}{tail}", headers={"Accept": "application/json"})
+        assert answer.headers["content-type"] == "application/problem+json"

@@ -2,6 +2,7 @@
 
 1. Every response gets the security headers (`SECURITY_HEADERS`), one policy for every page,
    /docs included, and a HEAD answer loses its body.
+   A path with a control character in it (`/produtos/5%0A`) is 404 before any route sees it.
 Writes, and only writes, then go through three more steps:
 2. A write a browser sends on behalf of another site is refused (403), as Go 1.25's
    CrossOriginProtection does it, with no tokens: `Sec-Fetch-Site` when the browser sends it,
@@ -13,6 +14,7 @@ Writes, and only writes, then go through three more steps:
    method, is ignored.
 """
 
+import re
 import urllib.parse
 
 from starlette.exceptions import HTTPException
@@ -24,6 +26,9 @@ from catalogo.bodies import read_form
 from catalogo.negotiation import FORM_TYPES, media_type
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# No path of ours holds a control character, and Starlette's route patterns end in `$`, which
+# also matches before a final line feed: `/produtos/5%0A` would be a second address of product 5.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 OVERRIDABLE = frozenset({"PUT", "DELETE"})
 
 _POLICY = {
@@ -57,6 +62,11 @@ class Guard:
             await self.app(scope, receive, send)
             return
         send = _with_security_headers(scope, send)
+        if _CONTROL.search(scope["path"]):
+            await errors.error_response(Request(scope, receive), HTTPException(404))(
+                scope, receive, send
+            )
+            return
         if scope["method"] in SAFE_METHODS:
             await self.app(scope, receive, send)
             return
