@@ -5,11 +5,15 @@ from starlette.testclient import TestClient
 
 from tests.databases import Database
 from tests.helpers import (
+    Stored,
     count_products,
+    create_via_form,
+    stored,
 )
 
 URLENCODED = {"content-type": "application/x-www-form-urlencoded"}
 FORM_BODY = {"produto.nome": "Caneca", "produto.preco": "30"}
+JSON_BODY = {"content-type": "application/json", "accept": "application/json"}
 
 
 class TestBodies:
@@ -90,3 +94,37 @@ class TestBodies:
     def test_too_many_fields_is_400(self, client: TestClient) -> None:
         body = "&".join(f"f{n}=1" for n in range(1001)).encode()
         assert client.post("/produtos", content=body, headers=URLENCODED).status_code == 400
+
+
+class TestLoneSurrogates:
+    """`\\ud800` is JSON syntax for no character at all: 400 whoever asks, nothing written."""
+
+    @pytest.mark.parametrize(
+        "body",
+        [
+            b'{"nome": "\\ud800", "preco": "1"}',
+            b'{"nome": "Caneca", "descricao": "a\\udfffb", "preco": "1"}',
+            b'{"nome": "Caneca", "preco": "1", "\\ud83d": 1}',
+            b'{"nome": "Caneca", "preco": "1", "outro": [[{"x": "\\udc00"}]]}',
+            b'{"nome": "\\ude00\\ud83d", "preco": "1"}',
+        ],
+    )
+    @pytest.mark.parametrize("accept", ["text/html", "application/json"])
+    def test_anywhere_in_a_json_body_is_400(
+        self, client: TestClient, db: Database, body: bytes, accept: str
+    ) -> None:
+        id = create_via_form(client, db, "Antes", "2")
+        json = {"content-type": "application/json", "accept": accept}
+        for method, path in (("POST", "/produtos"), ("PUT", f"/produtos/{id}")):
+            response = client.request(method, path, content=body, headers=json)
+            assert response.status_code == 400, (method, response.text)
+            assert "sem par: não é um caractere" in response.text
+        assert stored(db, id) == Stored("Antes", "", 200, 1) and count_products(db) == 1
+
+    def test_a_surrogate_pair_is_the_character_it_stands_for(
+        self, client: TestClient, db: Database
+    ) -> None:
+        body = b'{"nome": "Caneca \\ud83d\\ude00", "preco": "1"}'
+        created = client.post("/produtos", content=body, headers=JSON_BODY)
+        assert created.status_code == 201
+        assert created.json()["nome"] == "Caneca \N{GRINNING FACE}"

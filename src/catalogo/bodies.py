@@ -5,6 +5,7 @@ JSON object that repeats a key are refused, not resolved one way or the other.
 """
 
 import json
+import re
 import urllib.parse
 from collections.abc import Collection
 from decimal import Decimal
@@ -81,7 +82,28 @@ async def read_json(request: Request) -> dict[str, Any]:
         raise errors.bad_request(errors.MALFORMED_JSON, reason) from None
     if not isinstance(value, dict):
         raise errors.bad_request(errors.NOT_A_JSON_OBJECT)
+    _refuse_lone_surrogates(value)
     return value
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    """`"\\ud800"` is valid JSON syntax but no character: no page or database could hold it.
+    Walked without recursion, so no nesting json.loads accepted can overflow the stack here."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str):
+            found = _SURROGATE.search(item)
+            if found:
+                raise errors.bad_request(errors.LONE_SURROGATE, ord(found.group()))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _exact_number(text: str) -> Decimal:

@@ -2,9 +2,10 @@
 
     status  when                                                        raised by
     400     a body that is not UTF-8, broken multipart, a file upload,  bodies, guard,
-            malformed JSON or JSON that is not an object (or repeats a  resources
-            key), over 1,000 fields, a field we read sent twice with
-            two values, a bad Content-Length, a `_method` other than
+            malformed JSON, JSON that is not an object (or repeats a  resources
+            key, or holds a lone surrogate such as "\\ud800"), over
+            1,000 fields, a field we read sent twice with two values,
+            a bad Content-Length, a `_method` other than
             PUT or DELETE, a malformed `versao`, `produto.base`,
             cursor, `lista` or Idempotency-Key, two Idempotency-Keys,
             both `antes` and `depois`
@@ -86,6 +87,7 @@ REPEATED_FIELD = "O campo «{}» veio mais de uma vez, com valores diferentes."
 MALFORMED_FORM = "Formulário malformado: {}."
 FILE_REFUSED = "Este formulário não aceita arquivos (campo «{}»)."
 MALFORMED_JSON = "JSON malformado: {}."
+LONE_SURROGATE = "O JSON traz \\u{:04x} sem par: não é um caractere; envie o texto em UTF-8."
 NOT_A_JSON_OBJECT = 'O corpo deve ser um objeto JSON: {{"nome": …}}.'
 BAD_CONTENT_LENGTH = "Content-Length inválido."
 BAD_METHOD_OVERRIDE = "_method aceita apenas PUT ou DELETE (recebido «{:.50}»)."
