@@ -128,3 +128,14 @@ class TestLoneSurrogates:
         created = client.post("/produtos", content=body, headers=JSON_BODY)
         assert created.status_code == 201
         assert created.json()["nome"] == "Caneca \N{GRINNING FACE}"
+
+
+@pytest.mark.parametrize("digits", [101, 4301, 5000])
+def test_a_json_number_with_too_many_digits_is_400_in_our_words(
+    client: TestClient, db: Database, digits: int
+) -> None:
+    body = b'{"nome": "Caneca", "preco": ' + b"9" * digits + b"}"
+    response = client.post("/produtos", content=body, headers=JSON_BODY)
+    assert response.status_code == 400
+    assert f"um número com {digits} algarismos é longo demais" in response.json()["detail"]
+    assert "4300" not in response.text and count_products(db) == 0

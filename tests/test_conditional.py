@@ -407,3 +407,20 @@ def test_a_json_version_out_of_the_one_id_rule_is_400_and_changes_nothing(
     assert response.status_code == 400
     assert response.headers["content-type"] == "application/problem+json"
     assert stored(db, id) == before
+
+
+def test_a_412_from_if_none_match_names_if_none_match(client: TestClient, db: Database) -> None:
+    id = create_via_form(client, db)
+    answer = client.put(f"/produtos/{id}", json=CANECA, headers={**JSON, "if-none-match": "*"})
+    assert answer.status_code == 412
+    assert answer.json()["detail"].startswith("If-None-Match pede")
+    assert stored(db, id) == Stored("Caneta", "", 250, 1)
+
+
+def test_a_removal_with_a_json_content_type_and_no_body_is_a_removal(
+    client: TestClient, db: Database
+) -> None:
+    id = create_via_form(client, db)
+    headers = {**JSON, "content-type": "application/json"}
+    assert client.request("DELETE", f"/produtos/{id}", headers=headers).status_code == 204
+    assert stored(db, id) is None

@@ -104,7 +104,7 @@ class TestProblems:
         assert detail in str(self.assert_problem(response, 400)["detail"])
         assert count_products(db) == 0
 
-    @pytest.mark.parametrize("nome", ["a\u0000b", "\ud800", "a\u001bb"])
+    @pytest.mark.parametrize("nome", ["a\u0000b", "a\u001bb"])  # "\ud800": test_bodies.py
     def test_control_characters_in_json_strings_are_422(
         self, client: TestClient, nome: str
     ) -> None:

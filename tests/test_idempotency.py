@@ -195,3 +195,17 @@ def test_a_claim_taken_over_while_creating_is_409_and_creates_nothing(
     assert response.status_code == 409
     assert "em andamento" in response.json()["detail"]
     assert count_products(db) == 0
+
+
+def test_a_browser_reusing_a_key_with_other_values_gets_the_error_page(
+    client: TestClient, db: Database
+) -> None:
+    form = {"produto.nome": "Caneca", "produto.preco": "10"}
+    assert client.post("/produtos", data=form, headers={"idempotency-key": "k"}).status_code == 303
+    other = client.post(
+        "/produtos", data={**form, "produto.preco": "11"}, headers={"idempotency-key": "k"}
+    )
+    assert other.status_code == 422
+    assert other.headers["content-type"] == "text/html; charset=utf-8"
+    assert "<h1>Chave de idempotência já usada</h1>" in other.text
+    assert count_products(db) == 1

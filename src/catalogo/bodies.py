@@ -73,6 +73,7 @@ async def read_json(request: Request) -> dict[str, Any]:
         value = json.loads(
             (await request.body()).decode(),
             parse_float=_exact_number,
+            parse_int=_whole_number,
             parse_constant=_refuse_constant,
             object_pairs_hook=_no_repeated_keys,
         )
@@ -103,6 +104,7 @@ def _refuse_lone_surrogates(value: Any) -> None:
                 raise errors.bad_request(errors.LONE_SURROGATE, ord(found.group()))
 
 
+_MAX_DIGITS = 100
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -111,6 +113,14 @@ def _exact_number(text: str) -> Decimal:
     if "e" in text or "E" in text:
         raise ValueError(f"{text} usa expoente; escreva o número por extenso")
     return Decimal(text)
+
+
+def _whole_number(text: str) -> int:
+    """Python refuses over 4,300 digits with a message about its own limit; ours speaks of the
+    JSON (no id, version or price needs more than 19 digits)."""
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise ValueError(f"um número com {len(text.lstrip('-'))} algarismos é longo demais")
+    return int(text)
 
 
 def _refuse_constant(name: str) -> Any:

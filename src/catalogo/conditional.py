@@ -47,7 +47,7 @@ def check(request: Request, current: Produto | None) -> None:
     if request.method in ("GET", "HEAD") or if_none_match is None or current is None:
         return
     if if_none_match.strip() == "*" or current.versao in _versions(if_none_match, weak=True):
-        raise errors.precondition_failed()
+        raise errors.none_may_match()
 
 
 def accepted_versions(request: Request) -> Collection[int] | None:

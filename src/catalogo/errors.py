@@ -147,6 +147,14 @@ def precondition_failed() -> HTTPException:
     )
 
 
+def none_may_match() -> HTTPException:
+    return HTTPException(
+        412,
+        "If-None-Match pede que nenhuma versão indicada seja a atual, e o produto está numa "
+        "delas: nada foi gravado.",
+    )
+
+
 def too_large(max_bytes: int) -> HTTPException:
     return HTTPException(413, f"O corpo da requisição passa do limite de {max_bytes} bytes.")
 
@@ -193,12 +201,12 @@ def invalid_fields(request: Request, errors: dict[str, str]) -> Response:
     return problem(422, INVALID_FIELDS, VARY, instance=request.url.path, errors=by_field)
 
 
-def idempotency_key_reused(request: Request) -> Response:
-    return problem(
+def idempotency_key_reused() -> HTTPException:
+    """422 as a page for a browser, problem details for a program, like every other error."""
+    return TitledError(
         422,
         "Esta Idempotency-Key já foi usada com outra requisição (outro corpo ou formato).",
-        VARY,
-        instance=request.url.path,
+        "Chave de idempotência já usada",
     )
 
 

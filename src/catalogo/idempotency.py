@@ -42,7 +42,6 @@ def fingerprint(media: str, produto: Produto) -> str:
 
 
 async def create_once(
-    request: Request,
     storage: Storage,
     key: str,
     media: str,
@@ -57,7 +56,7 @@ async def create_once(
         replay.headers["Idempotent-Replayed"] = "true"
         return replay
     if claim.state == "other_request":
-        return errors.idempotency_key_reused(request)
+        raise errors.idempotency_key_reused()
     if claim.state != "claimed" or claim.claimed_at is None:
         raise errors.idempotency_key_in_progress()
     try:

@@ -121,7 +121,7 @@ class ProdutosResource(Resource):
         key = idempotency.key_of(request)
         if key is None:
             return answer(await storage.create(produto))
-        return await idempotency.create_once(request, storage, key, media, produto, answer)
+        return await idempotency.create_once(storage, key, media, produto, answer)
 
 
 class NovoProdutoResource(Resource):
@@ -291,8 +291,9 @@ async def _submitted(request: Request) -> _Submitted:
 
 
 async def _removal(request: Request) -> _Submitted:
-    """What a removal's body says, when it has one (a form, or JSON)."""
-    if "content-type" not in request.headers:
+    """What a removal's body says, when it has one (a form, or JSON). Many clients send a
+    Content-Type on every request: an empty body is no body, whatever it claims to be."""
+    if "content-type" not in request.headers or not await request.body():
         return _Submitted({})
     return await _submitted(request)
 
