@@ -32,9 +32,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The browser suite runs in a pytest of its own (scripts/test does both): Playwright's
     sync API leaves an event loop running in its process, which every asyncio.run() of the
-    other tests would refuse. A run that collected both leaves the browser tests out."""
+    other tests would refuse. A run that collected both leaves the browser tests out, and
+    under CI=true or CATALOGO_TEST_STRICT=1 refuses to run, as leaving them out is a skip."""
     browser = [item for item in items if "tests/e2e/" in item.nodeid]
     if browser and len(browser) < len(items):
+        if STRICT:
+            raise pytest.UsageError(
+                "tests/e2e runs in a pytest of its own (scripts/test runs both); "
+                "under CI nothing may be left out"
+            )
         config.hook.pytest_deselected(items=browser)
         items[:] = [item for item in items if "tests/e2e/" not in item.nodeid]
 
