@@ -12,6 +12,11 @@ from tests.helpers import JSON, Stored, all_at_once, create_via_form, form_on, s
 CANECA = {"nome": "Caneca", "descricao": "", "preco": "10"}
 
 
+def edit_form(client: TestClient, id: int) -> dict[str, str]:
+    """What the product's edit form sends when saved unchanged, as the page has it now."""
+    return form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+
+
 def form_version(html: str) -> str:
     """The version the edit form in `html` was filled from (its hidden produto.versao)."""
     found = re.search(r'name="produto.versao" value="(\d+)"', html)
@@ -142,8 +147,8 @@ class TestStaleForms:
     ) -> None:
         """The issue's scenario: Ana changes the price, Beto only the name, from the same page."""
         id = create_via_form(client, db, "Caneca", "10")
-        beto = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
-        ana = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        beto = edit_form(client, id)
+        ana = edit_form(client, id)
         assert client.post(f"/produtos/{id}", data={**ana, "produto.preco": "12,00"}).is_redirect
         response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": "Caneca azul"})
         assert response.status_code == 409
@@ -162,7 +167,7 @@ class TestStaleForms:
         self, client: TestClient, db: Database
     ) -> None:
         id = create_via_form(client, db, "Caneca", "10")
-        beto = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        beto = edit_form(client, id)
         edited = {"produto.preco": "11", "produto.descricao": "Da Ana"}
         client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", **edited})
         mine = {**beto, "produto.preco": "R$ 13", "produto.descricao": "Do Beto\r\nduas linhas"}
@@ -187,7 +192,7 @@ class TestStaleForms:
         self, client: TestClient, db: Database
     ) -> None:
         id = create_via_form(client, db, "Caneca", "10")
-        beto = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        beto = edit_form(client, id)
         client.put(f"/produtos/{id}", data={"produto.nome": "Caneca azul", "produto.preco": "10"})
         response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": " Caneca azul"})
         assert response.status_code == 409
@@ -199,7 +204,7 @@ class TestStaleForms:
         self, client: TestClient, db: Database, base: str
     ) -> None:
         id = create_via_form(client, db, "Caneca", "10")
-        form = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        form = edit_form(client, id)
         response = client.post(
             f"/produtos/{id}", data={**form, "produto.base": base, "produto.nome": "X"}
         )
@@ -211,7 +216,7 @@ class TestStaleForms:
         self, client: TestClient, db: Database
     ) -> None:
         id = create_via_form(client, db, "Caneca", "10")
-        beto = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        beto = edit_form(client, id)
         refused = client.post(
             f"/produtos/{id}", data={**beto, "produto.nome": "Caneca azul", "produto.preco": "abc"}
         )

@@ -226,7 +226,10 @@ def error_response(request: Request, error: HTTPException, **extra: str) -> Resp
     detail = detail_of(request, error)
     if prefers_json(request):
         return problem(status, detail, headers, instance=request.url.path, **extra)
-    title = getattr(error, "title", None) or TITLES.get(status, HTTPStatus(status).phrase)
+    if isinstance(error, TitledError):
+        title = error.title
+    else:
+        title = TITLES.get(status, HTTPStatus(status).phrase)
     detail = _PAGE_DETAILS.get(status, detail)
     return pages.load().render(
         "erro.html", status, headers, titulo=title, detalhe=detail, status=status, **extra

@@ -65,11 +65,6 @@ class Listing:
     def url(self) -> str:
         return f"{LIST_PATH}?{self.query}" if self.query else LIST_PATH
 
-    @property
-    def first_page(self) -> "Listing":
-        """The same list from its start: where a new product shows up."""
-        return Listing()
-
     def carried(self, path: str) -> str:
         """`path` with this list as its way back (`?lista=…`), or `path` alone from page 1."""
         if not self.query:

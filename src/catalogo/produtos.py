@@ -238,10 +238,16 @@ CAMPOS = ("nome", "descricao", "preco")
 # back, so that after a conflict the fields the person changed can be told from those they left
 # alone, without the page carrying every value twice.
 BASE_PATTERN = r"[0-9a-f]{12}\.[0-9a-f]{12}\.[0-9a-f]{12}"
+_BASE = re.compile(BASE_PATTERN, re.ASCII)
 
 
 def base_de(produto: Produto) -> str:
     return ".".join(_resumo(getattr(produto, campo)) for campo in CAMPOS)
+
+
+def ler_base(texto: str) -> str | None:
+    """A base as a form sends it back, or None: like `ler_id`, checked before anything uses it."""
+    return texto if _BASE.fullmatch(texto) else None
 
 
 def campos_mudados(base: str, produto: Produto) -> frozenset[str]:

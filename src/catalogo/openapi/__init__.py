@@ -19,6 +19,7 @@ def document_bytes() -> bytes:
     return orjson.dumps(document())
 
 
+@functools.cache  # shared by /openapi.json and the /docs page; read, never changed
 def document() -> dict[str, Any]:
     produto_json = {"application/json": parts.PRODUTO_JSON, "text/html": parts.HTML}
     return {

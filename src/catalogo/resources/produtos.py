@@ -12,7 +12,6 @@ and shows what is saved now. `Idempotency-Key` on creation makes a retry return 
 answer (idempotency.py).
 """
 
-import re
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,13 +24,13 @@ from catalogo.bodies import read_form, read_json
 from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import (
-    BASE_PATTERN,
     CAMPOS,
     ID_MAXIMO,
     Produto,
     base_de,
     campos_mudados,
     formatar_preco,
+    ler_base,
     ler_id,
     preco_no_campo,
     representacao,
@@ -48,9 +47,8 @@ _NOTICES = {
 }
 _EMPTY = dict.fromkeys(CAMPOS, "")
 _FORM_FIELDS = frozenset(
-    (*(f"produto.{field}" for field in (*CAMPOS, "versao", "base")), RETURN_PARAMETER)
+    [*(f"produto.{field}" for field in (*CAMPOS, "versao", "base")), RETURN_PARAMETER]
 )
-_BASE = re.compile(BASE_PATTERN, re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -113,7 +111,8 @@ class ProdutosResource(Resource):
 
         def answer(created: Produto) -> Response:
             if media == HTML:
-                return _to_the_list(request, "adicionado", created, submitted.listing.first_page)
+                # The first page of the list, where the new product shows up.
+                return _to_the_list(request, "adicionado", created, Listing())
             headers = {"Location": f"/produtos/{created.id}", **_etag(created, JSON), **VARY}
             return json_response(representacao(created), 201, headers)
 
@@ -299,9 +298,12 @@ async def _removal(request: Request) -> _Submitted:
 
 
 def _base(value: str | None) -> str | None:
-    if value is not None and not _BASE.fullmatch(value):
+    if value is None:
+        return None
+    base = ler_base(value)
+    if base is None:
         raise errors.bad_request(errors.BAD_BASE)
-    return value
+    return base
 
 
 def _version(value: Any) -> int | None:
