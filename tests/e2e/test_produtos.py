@@ -233,6 +233,10 @@ class TestRemoval:
         expect(page.locator(".conflito")).to_contain_text("Nada foi removido.")
         expect(page.get_by_label("Descrição")).to_have_value("Nova coleção")
         look(page, "stale-removal")
+        page.goto(page.url + "/remocao?versao=1")  # without JavaScript, from the same list
+        expect(page.locator(".conflito")).to_contain_text("Outra pessoa alterou este produto")
+        expect(page.locator(".descricao")).to_have_text("Nova coleção")
+        look(page, "stale-confirm-page")
 
 
 class TestTheWayBack:
