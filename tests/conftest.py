@@ -112,7 +112,12 @@ def database(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> It
 
 @pytest.fixture
 def settings(database: str) -> Settings:
-    return Settings(database_url=database, page_size=3, lock_timeout_ms=LOCK_TIMEOUT_MS)
+    return Settings(
+        database_url=database,
+        page_size=3,
+        lock_timeout_ms=LOCK_TIMEOUT_MS,
+        allowed_hosts=("testserver",),  # the Host of Starlette's TestClient
+    )
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 own, which, unlike the machine's, a test may stop to see what the service does without it."""
 
 import os
+import re
+import select
 import shutil
 import signal
 import socket
@@ -10,10 +12,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx2
 
@@ -44,6 +46,50 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class Exchange(NamedTuple):
+    status: int
+    head: str  # the status line and the headers, lowercased
+    body: str
+    seconds: float  # from the first byte sent to the whole answer read
+    closed: bool  # whether the server then closed the connection
+
+
+def exchange(base: str, *parts: bytes | float, timeout: float = 15) -> Exchange:
+    """Talks to a server the tests started as no HTTP client library would: sends `parts` over
+    one new connection, a float being a pause (in seconds) between two of them, and stops
+    sending as soon as the server answers. Then reads one whole answer."""
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    start = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=timeout) as connection:
+        for part in parts:
+            if isinstance(part, float):
+                if select.select([connection], [], [], part)[0]:
+                    break  # the server answered before the body ended
+            else:
+                try:
+                    connection.sendall(part)
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+        received = b""
+        while b"\r\n\r\n" not in received:
+            received += connection.recv(65536) or _closed_early(received)
+        head, _, body = received.partition(b"\r\n\r\n")
+        length = int(re.search(rb"(?i)content-length: *(\d+)", head)[1])  # type: ignore[index]
+        while len(body) < length:
+            body += connection.recv(65536) or _closed_early(received)
+        seconds = time.monotonic() - start
+        connection.settimeout(1)
+        try:
+            closed = connection.recv(1) == b""
+        except TimeoutError:
+            closed = False
+    return Exchange(int(head.split()[1]), head.decode().lower(), body.decode(), seconds, closed)
+
+
+def _closed_early(received: bytes) -> bytes:
+    raise AssertionError(f"the server closed the connection mid-answer: {received!r}")
+
+
 def catalogo(database: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Runs a `catalogo` command to its end."""
     env = {**os.environ, "CATALOGO_DATABASE_URL": database}
@@ -51,11 +97,16 @@ def catalogo(database: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def start_serving(
-    database: str, log: Path, *args: str, port: int | None = None
+    database: str,
+    log: Path,
+    *args: str,
+    port: int | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[str, subprocess.Popen[bytes]]:
-    """Starts `catalogo serve` in its own process group and waits until it answers."""
+    """Starts `catalogo serve` in its own process group and waits until it answers; `env`
+    adds settings to the environment it inherits."""
     port = port or free_port()
-    env = {**os.environ, "CATALOGO_DATABASE_URL": database}
+    env = {**os.environ, **(env or {}), "CATALOGO_DATABASE_URL": database}
     with log.open("ab") as output:
         process = subprocess.Popen(
             [CATALOGO, "serve", "--port", str(port), *args],
@@ -87,8 +138,10 @@ def stop(process: subprocess.Popen[bytes], how: signal.Signals = signal.SIGTERM)
 
 
 @contextmanager
-def serving(database: str, logs: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    base, process = start_serving(database, logs / "serve.log", *args)
+def serving(
+    database: str, logs: Path, *args: str, env: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    base, process = start_serving(database, logs / "serve.log", *args, env=env)
     try:
         yield base, process
     finally:

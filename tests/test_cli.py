@@ -1,7 +1,11 @@
-"""The real `catalogo serve` process, driven over a socket: restarts, kill -9, two workers."""
+"""The real `catalogo serve` process, driven over a socket: restarts, kill -9, two workers,
+idle clients by the thousand."""
 
+import asyncio
 import os
+import resource
 import signal
+import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -64,6 +68,72 @@ def test_forty_simultaneous_creates_make_exactly_forty_products(
         statuses = all_at_once(40, create)
     assert statuses == [303] * 40
     assert sorted(stored_names(db)) == sorted(f"p{n}" for n in range(40))
+
+
+STALLED_UPLOADS = 1100  # over the 1,024 connections Granian takes by default
+
+
+@ONLY_SQLITE
+def test_idle_uploads_by_the_thousand_neither_stop_the_service_nor_write_anything(
+    database: str, tmp_path: Path, db: Database
+) -> None:
+    """Each sends the headers and 10 bytes of a 100-byte body, then waits: while they are all
+    still open a new client is served, and then each ends in a 408, logged as no error."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4 * STALLED_UPLOADS)), hard))
+    env = {"CATALOGO_BODY_TIMEOUT_MS": "5000"}
+    with serving(database, tmp_path, env=env) as (base, _):
+        with http_client(base) as client:
+            id = create_via_form(client, db)
+        port = int(base.rsplit(":", 1)[1])
+
+        async def attack() -> tuple[list[int], int, list[str]]:
+            opened: list[asyncio.StreamWriter] = []
+
+            async def stalled() -> str:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.write(STALLED)
+                await writer.drain()
+                opened.append(writer)
+                answer = await asyncio.wait_for(reader.read(), 30)
+                writer.close()
+                return answer.split(b"\r\n", 1)[0].decode()
+
+            uploads = [asyncio.create_task(stalled()) for _ in range(STALLED_UPLOADS)]
+            while len(opened) < STALLED_UPLOADS:
+                await asyncio.sleep(0.01)
+            fresh = await asyncio.to_thread(  # each on a new connection, as a new client's
+                lambda: [
+                    fetch("GET", base + path, timeout=20).status_code
+                    for path in ("/healthz", f"/produtos/{id}")
+                ]
+            )
+            ended_before = sum(upload.done() for upload in uploads)
+            return fresh, ended_before, await asyncio.gather(*uploads)
+
+        fresh, ended_before, ends = asyncio.run(attack())
+    assert fresh == [200, 200] and ended_before == 0  # served while every upload still waited
+    assert ends == ["HTTP/1.1 408 Request Timeout"] * STALLED_UPLOADS
+    assert stored_names(db) == ["Caneta"]
+    log = (tmp_path / "serve.log").read_text()
+    assert "ERROR" not in log and "Traceback" not in log
+
+
+STALLED = (
+    b"POST /produtos HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nproduto.no"
+)
+
+
+@ONLY_SQLITE
+def test_a_connection_that_never_sends_a_byte_is_closed_after_the_header_timeout(
+    database: str, tmp_path: Path
+) -> None:
+    env = {"CATALOGO_HEADER_TIMEOUT_MS": "300"}
+    with serving(database, tmp_path, env=env) as (base, _):
+        host, port = base.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as silent:
+            assert silent.recv(1) == b""  # closed by the server, long before our own timeout
 
 
 def test_migrate_creates_the_schema_and_exits(empty_database: str) -> None:

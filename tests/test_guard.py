@@ -1,8 +1,11 @@
-"""The guard, before routing: method override, the body limit, cross-site writes, security
-headers."""
+"""The guard, before routing: method override, the body limit and deadline, the Host
+allow-list, cross-site writes, security headers."""
 
 import asyncio
+import dataclasses
+import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -11,11 +14,15 @@ from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
 from tests.helpers import (
+    JSON,
+    ONLY_SQLITE,
     Stored,
     count_products,
     create_via_form,
     stored,
+    stored_names,
 )
+from tests.processes import exchange, serving
 
 URLENCODED = {"content-type": "application/x-www-form-urlencoded"}
 FORM_BODY = {"produto.nome": "Caneca", "produto.preco": "30"}
@@ -241,3 +248,192 @@ class TestWholePaths:
         assert stored(db, id) == Stored("Caneca", "", 1000, 1) and count_products(db) == 1
         answer = client.get(f"/produtos/{id}{tail}", headers={"Accept": "application/json"})
         assert answer.headers["content-type"] == "application/problem+json"
+
+
+@ONLY_SQLITE
+class TestAllowedHosts:
+    """DNS rebinding: a page on a domain its owner points at 127.0.0.1 sends that domain as
+    Host, and the same domain as Origin, so only Host itself can tell it from our pages."""
+
+    @pytest.fixture
+    def laptop(self, settings: Settings) -> Iterator[TestClient]:
+        """The app as a fresh install has it: CATALOGO_ALLOWED_HOSTS unset."""
+        defaults = dataclasses.replace(settings, allowed_hosts=Settings.allowed_hosts)
+        with TestClient(create_app(defaults), follow_redirects=False) as client:
+            yield client
+
+    @pytest.mark.parametrize(
+        "host",
+        ["localhost", "localhost:8000", "LOCALHOST", "localhost.", "127.0.0.1:8000", "[::1]:8000"],
+    )
+    def test_a_fresh_install_answers_to_the_names_of_this_machine(
+        self, laptop: TestClient, host: str
+    ) -> None:
+        assert laptop.get("/produtos", headers={"host": host}).status_code == 200
+
+    @pytest.mark.parametrize(
+        "host", ["evil.example", "evil.example:8000", "localhost.evil.example", "127.0.0.2"]
+    )
+    def test_any_other_name_is_400_for_reads_and_writes_and_changes_nothing(
+        self, laptop: TestClient, db: Database, host: str
+    ) -> None:
+        origin = {"host": host, "origin": f"http://{host}"}
+        response = laptop.get("/produtos", headers=origin)
+        assert response.status_code == 400
+        assert "CATALOGO_ALLOWED_HOSTS" in response.text
+        assert laptop.post("/produtos", data=FORM_BODY, headers=origin).status_code == 400
+        assert count_products(db) == 0
+
+    def test_the_refusal_names_the_host_for_a_program_too(self, laptop: TestClient) -> None:
+        response = laptop.get("/produtos", headers={**JSON, "host": "evil.example"})
+        assert response.headers["content-type"] == "application/problem+json"
+        assert "«evil.example»" in response.json()["detail"]
+
+    @pytest.mark.parametrize(
+        "host", ["a b", "localhost:80:80", "localhost:x", "[::1", "ló.example"]
+    )
+    def test_a_host_that_is_no_name_is_400(self, laptop: TestClient, host: str) -> None:
+        response = laptop.get("/produtos", headers={b"host": host.encode()})
+        assert response.status_code == 400
+        assert "não é um nome nem um endereço" in response.text
+
+    def test_two_host_headers_are_400(self, laptop: TestClient) -> None:
+        response = laptop.get("/produtos", headers=[("host", "localhost"), ("host", "localhost")])
+        assert response.status_code == 400
+        assert "mais de um cabeçalho Host" in response.text
+
+    @pytest.mark.parametrize(
+        ("allowed", "host", "status"),
+        [
+            ((".example.com",), "catalogo.example.com", 200),
+            ((".example.com",), "example.com", 200),
+            ((".example.com",), "badexample.com", 400),
+            (("catalogo.example.com",), "outro.example.com", 400),
+            (("*",), "anything.example", 200),
+        ],
+    )
+    def test_a_deployment_lists_its_own_names(
+        self, settings: Settings, allowed: tuple[str, ...], host: str, status: int
+    ) -> None:
+        app = create_app(dataclasses.replace(settings, allowed_hosts=allowed))
+        with TestClient(app) as client:
+            assert client.get("/produtos", headers={"host": host}).status_code == status
+
+
+GET_HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+# The headers and 10 bytes of a 100-byte form: what an idle upload sends before it waits.
+STALLED = (
+    b"POST /produtos HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nproduto.no"
+)
+BODY_TIMEOUT_S = 0.4
+
+
+def _upload(size: int) -> bytes:
+    return (
+        b"POST /produtos HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: %d\r\n\r\n" % size
+    )
+
+
+@ONLY_SQLITE
+class TestOverTheWire:
+    """What only a real server shows: bodies that arrive slowly or never end, broken framing,
+    a client that hangs up, Host as HTTP/1.0 and 1.1 clients send it."""
+
+    @pytest.fixture
+    def server(self, database: str, tmp_path: Path) -> Iterator[str]:
+        env = {"CATALOGO_BODY_TIMEOUT_MS": str(int(BODY_TIMEOUT_S * 1000))}
+        with serving(database, tmp_path, env=env) as (base, _):
+            yield base
+
+    @pytest.fixture(autouse=True)
+    def no_error_logged(self, tmp_path: Path) -> Iterator[None]:
+        """None of this is the server's fault: it logs no error and no trace."""
+        yield
+        log = (tmp_path / "serve.log").read_text()
+        assert "ERROR" not in log and "Traceback" not in log, log
+
+    def test_a_body_that_stops_arriving_is_408_and_the_connection_closed(
+        self, server: str, db: Database
+    ) -> None:
+        answer = exchange(server, STALLED, 5.0)
+        assert answer.status == 408
+        assert "devagar demais" in answer.body and "Nada foi gravado" in answer.body
+        assert answer.seconds >= BODY_TIMEOUT_S and answer.closed
+        assert count_products(db) == 0
+
+    def test_a_body_trickling_under_the_minimum_rate_is_408(
+        self, server: str, db: Database
+    ) -> None:
+        trickle: list[bytes | float] = [part for _ in range(40) for part in (b"produto.no", 0.05)]
+        answer = exchange(server, _upload(400), *trickle)
+        assert answer.status == 408
+        assert count_products(db) == 0
+
+    def test_a_slow_body_that_keeps_the_minimum_rate_is_received(
+        self, server: str, db: Database
+    ) -> None:
+        body = b"produto.preco=1&produto.nome=" + b"x" * 150 + b"&produto.descricao=" + b"d" * 1800
+        pause = BODY_TIMEOUT_S * 0.75
+        parts: list[bytes | float] = [body[:1000], pause, body[1000:1500], pause, body[1500:]]
+        answer = exchange(server, _upload(len(body)), *parts)
+        assert answer.status == 303 and answer.seconds > BODY_TIMEOUT_S
+        assert stored_names(db) == ["x" * 150]
+
+    def test_no_body_may_take_longer_than_six_timeouts_however_fast_it_trickles(
+        self, server: str, db: Database
+    ) -> None:
+        parts: list[bytes | float] = [
+            part for _ in range(60) for part in (b"d" * 1000, BODY_TIMEOUT_S / 4)
+        ]
+        answer = exchange(server, _upload(60_000), *parts)
+        assert answer.status == 408
+        assert 6 * BODY_TIMEOUT_S <= answer.seconds < 15 * BODY_TIMEOUT_S
+        assert count_products(db) == 0
+
+    def test_broken_chunked_framing_is_400_and_writes_nothing(
+        self, server: str, db: Database
+    ) -> None:
+        head = b"POST /produtos HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        answer = exchange(
+            server, head + b"Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n"
+        )
+        assert answer.status == 400
+        assert "malformado (chunked)" in answer.body
+        assert count_products(db) == 0
+
+    def test_a_client_that_hangs_up_mid_body_is_not_a_server_error(
+        self, server: str, db: Database
+    ) -> None:
+        for _ in range(20):
+            with socket.create_connection(_address(server)) as connection:
+                connection.sendall(STALLED)
+        assert exchange(server, GET_HEALTHZ).status == 200
+        assert count_products(db) == 0
+
+    @pytest.mark.parametrize(
+        ("request_line", "status"),
+        [(b"GET /healthz HTTP/1.0\r\n\r\n", 200), (b"GET /healthz HTTP/1.1\r\n\r\n", 400)],
+    )
+    def test_only_http_1_0_may_leave_host_out(
+        self, server: str, request_line: bytes, status: int
+    ) -> None:
+        answer = exchange(server, request_line)
+        assert answer.status == status
+        if status == 400:
+            assert "Falta o cabeçalho Host" in answer.body
+
+    def test_an_empty_host_is_400_as_a_missing_one(self, server: str) -> None:
+        answer = exchange(server, b"GET /healthz HTTP/1.1\r\nHost:\r\n\r\n")
+        assert answer.status == 400
+
+    def test_two_host_headers_are_400_over_the_wire(self, server: str) -> None:
+        twice = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nHost: 127.0.0.1\r\n\r\n"
+        assert exchange(server, twice).status == 400
+
+
+def _address(base: str) -> tuple[str, int]:
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)

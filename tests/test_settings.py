@@ -13,6 +13,9 @@ def test_with_no_variables_the_defaults_are_a_local_sqlite_file() -> None:
     assert settings.max_body_bytes == 1024 * 1024
     assert settings.database_pool_size == 10
     assert settings.lock_timeout_ms == 5000
+    assert settings.allowed_hosts == ("localhost", "127.0.0.1", "[::1]")
+    assert (settings.header_timeout_ms, settings.body_timeout_ms) == (10_000, 10_000)
+    assert settings.max_connections == 10_000
 
 
 def test_each_variable_is_read() -> None:
@@ -23,11 +26,18 @@ def test_each_variable_is_read() -> None:
             "CATALOGO_MAX_BODY_BYTES": "4096",
             "CATALOGO_DATABASE_POOL_SIZE": "4",
             "CATALOGO_LOCK_TIMEOUT_MS": "250",
+            "CATALOGO_ALLOWED_HOSTS": " Catalogo.Example.com, .loja.example ,",
+            "CATALOGO_HEADER_TIMEOUT_MS": "5000",
+            "CATALOGO_BODY_TIMEOUT_MS": "20000",
+            "CATALOGO_MAX_CONNECTIONS": "2000",
         }
     )
     assert settings.sqlite_path == "/var/lib/catalogo/c.db"
     assert (settings.page_size, settings.max_body_bytes) == (20, 4096)
     assert (settings.database_pool_size, settings.lock_timeout_ms) == (4, 250)
+    assert settings.allowed_hosts == ("catalogo.example.com", ".loja.example")
+    assert (settings.header_timeout_ms, settings.body_timeout_ms) == (5000, 20_000)
+    assert settings.max_connections == 2000
 
 
 @pytest.mark.parametrize(
@@ -60,6 +70,16 @@ def test_a_refused_url_is_shown_without_its_password() -> None:
         ({"CATALOGO_LOCK_TIMEOUT_MS": "0"}, "CATALOGO_LOCK_TIMEOUT_MS"),
         ({"CATALOGO_LOCK_TIMEOUT_MS": "60001"}, "CATALOGO_LOCK_TIMEOUT_MS"),
         ({"CATALOGO_LOCK_TIMEOUT_MS": "5s"}, "CATALOGO_LOCK_TIMEOUT_MS"),
+        ({"CATALOGO_ALLOWED_HOSTS": ""}, "CATALOGO_ALLOWED_HOSTS"),
+        ({"CATALOGO_ALLOWED_HOSTS": " , "}, "CATALOGO_ALLOWED_HOSTS"),
+        ({"CATALOGO_ALLOWED_HOSTS": "http://loja.example"}, "CATALOGO_ALLOWED_HOSTS"),
+        ({"CATALOGO_ALLOWED_HOSTS": "loja.example:8000"}, "CATALOGO_ALLOWED_HOSTS"),
+        ({"CATALOGO_ALLOWED_HOSTS": "*.loja.example"}, "CATALOGO_ALLOWED_HOSTS"),
+        ({"CATALOGO_ALLOWED_HOSTS": "::1"}, "CATALOGO_ALLOWED_HOSTS"),
+        ({"CATALOGO_HEADER_TIMEOUT_MS": "99"}, "CATALOGO_HEADER_TIMEOUT_MS"),
+        ({"CATALOGO_BODY_TIMEOUT_MS": "600001"}, "CATALOGO_BODY_TIMEOUT_MS"),
+        ({"CATALOGO_BODY_TIMEOUT_MS": "10s"}, "CATALOGO_BODY_TIMEOUT_MS"),
+        ({"CATALOGO_MAX_CONNECTIONS": "99"}, "CATALOGO_MAX_CONNECTIONS"),
     ],
 )
 def test_a_value_we_cannot_use_is_refused_naming_the_variable(

@@ -78,7 +78,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/docs", DocsResource),
             Mount("/static", StaticFiles(packages=[("catalogo", "static")]), name="static"),
         ],
-        middleware=[Middleware(Guard, max_bytes=settings.max_body_bytes)],
+        middleware=[Middleware(Guard, settings=settings)],
         exception_handlers=errors.handlers(SECURITY_HEADERS),
         lifespan=lifespan,
     )

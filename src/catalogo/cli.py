@@ -7,6 +7,7 @@ refuse a schema that is not current, since several instances must never race to 
 
 import argparse
 import asyncio
+import resource
 import sys
 
 from catalogo import migrations, produtos
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
             migrations.upgrade(settings)  # once here, so that workers start on a current schema
         if args.command == "serve":
             asyncio.run(_check(settings))
-            _serve(args.host, args.port, args.workers)
+            _serve(settings, args.host, args.port, args.workers)
         elif args.command == "seed":
             print(f"catalogo: added {asyncio.run(_seed(settings, args.count))} products")
     except migrations.SchemaOutdated as error:
@@ -70,10 +71,22 @@ async def _seed(settings: Settings, count: int) -> int:
         await storage.close()
 
 
-def _serve(host: str, port: int, workers: int) -> None:
+def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
+    """Granian, open to CATALOGO_MAX_CONNECTIONS at once: its default of 1,024 (its backlog)
+    let idle uploads take every slot, and then nothing else was accepted. A slot is held only
+    for a while: the guard ends a slow body, and the header timeout a connection that sends no
+    request, even one that never sends a byte (hyper times those only in HTTP/1-only mode;
+    its HTTP/2 detection waits forever). Each slot costs a file descriptor: the soft limit is
+    raised towards the hard one to hold them all."""
     from granian import Granian
-    from granian.constants import Interfaces
+    from granian.constants import HTTPModes, Interfaces
+    from granian.http import HTTP1Settings
 
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = settings.max_connections + 1024  # the database, the logs, the listening socket
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     print(f"catalogo: serving http://{host}:{port}/produtos", flush=True)
     Granian(
         "catalogo.app:create_app",
@@ -82,4 +95,8 @@ def _serve(host: str, port: int, workers: int) -> None:
         port=port,
         workers=workers,
         interface=Interfaces.ASGI,
+        http=HTTPModes.http1,
+        http1_settings=HTTP1Settings(header_read_timeout=settings.header_timeout_ms),
+        backlog=4096,  # the kernel keeps at most net.core.somaxconn of these
+        backpressure=max(1, settings.max_connections // workers),
     ).serve()

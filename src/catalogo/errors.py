@@ -8,11 +8,15 @@
             a bad Content-Length, a `_method` other than
             PUT or DELETE, a malformed `versao`, `produto.base`,
             cursor, `lista` or Idempotency-Key, two Idempotency-Keys,
-            both `antes` and `depois`
+            both `antes` and `depois`, a body cut short (hung up mid-body, broken chunked framing),
+            a `Host` not in CATALOGO_ALLOWED_HOSTS, two `Host`s, none
+            on HTTP/1.1
     403     a write a browser sends from another site                   guard
     404     an unknown path or product; an id outside 1 … 2^63-1        routing, resources
     405     a method the path does not accept (with `Allow`)            routing
     406     an Accept that rules out every type the path has            resources
+    408     a body that takes longer than CATALOGO_BODY_TIMEOUT_MS      guard
+            allows (Connection: close)
     409     a `versao` in the body that is no longer the product's      resources
             (the answer shows what is saved now); a retry under an
             Idempotency-Key whose first request is still running
@@ -28,9 +32,10 @@
             the log, under that code
     503     the database cannot answer now, with Retry-After            storage, /readyz
 
-Checked in this order: cross-site (403), body size (413), method override (400), routing
-(404, 405), then in the endpoint: 406; for PUT and DELETE the preconditions (412); the body's
-type and syntax (415, 400); the fields (422); the write itself (404, 409, 412).
+Checked in this order: Host (400), cross-site (403), body size and time (413, 408, 400),
+method override (400), routing (404, 405), then in the endpoint: 406; for PUT and DELETE the
+preconditions (412); the body's type and syntax (415, 400); the fields (422); the write
+itself (404, 409, 412).
 
 Browsers get the site's error page; clients that prefer JSON get RFC 9457 problem details.
 """
@@ -62,6 +67,7 @@ TITLES = {
     404: "Página não encontrada",
     405: "Método não permitido",
     406: "Formato não disponível",
+    408: "Tempo esgotado",
     409: "Conflito de edição",
     412: "Versão desatualizada",
     413: "Conteúdo grande demais",
@@ -90,6 +96,17 @@ MALFORMED_JSON = "JSON malformado: {}."
 LONE_SURROGATE = "O JSON traz \\u{:04x} sem par: não é um caractere; envie o texto em UTF-8."
 NOT_A_JSON_OBJECT = 'O corpo deve ser um objeto JSON: {{"nome": …}}.'
 BAD_CONTENT_LENGTH = "Content-Length inválido."
+BODY_CUT_SHORT = (
+    "O corpo da requisição terminou antes do anunciado, ou veio malformado (chunked). "
+    "Nada foi gravado."
+)
+TWO_HOSTS = "A requisição traz mais de um cabeçalho Host; envie um só."
+NO_HOST = "Falta o cabeçalho Host (ou veio vazio), obrigatório em HTTP/1.1."
+BAD_HOST = "O cabeçalho Host não é um nome nem um endereço válido."
+HOST_NOT_ALLOWED = (
+    "Este serviço não atende pelo nome «{:.100}». Quem o administra pode incluí-lo em "
+    "CATALOGO_ALLOWED_HOSTS."
+)
 BAD_METHOD_OVERRIDE = "_method aceita apenas PUT ou DELETE (recebido «{:.50}»)."
 BAD_VERSION = "A versão (versao) deve ser um número inteiro positivo."
 BAD_CURSOR = "O parâmetro «{}» deve ser o número de um produto."
@@ -152,6 +169,16 @@ def none_may_match() -> HTTPException:
         412,
         "If-None-Match pede que nenhuma versão indicada seja a atual, e o produto está numa "
         "delas: nada foi gravado.",
+    )
+
+
+def body_too_slow() -> HTTPException:
+    """408, and the connection closed (RFC 9110 §15.5.9): the rest of the body is not awaited."""
+    return HTTPException(
+        408,
+        "O corpo da requisição chegou devagar demais e a espera acabou. Nada foi gravado; "
+        "envie de novo.",
+        {"Connection": "close"},
     )
 
 

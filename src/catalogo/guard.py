@@ -3,17 +3,26 @@
 1. Every response gets the security headers (`SECURITY_HEADERS`), one policy for every page,
    /docs included, and a HEAD answer loses its body.
    A path with a control character in it (`/produtos/5%0A`) is 404 before any route sees it.
+2. `Host` must name this service (`CATALOGO_ALLOWED_HOSTS`), or 400: a page whose domain an
+   attacker points at 127.0.0.1 (DNS rebinding) controls both `Host` and `Origin`, so only
+   the name itself tells it from the service's own pages. One `Host`, and none only on
+   HTTP/1.0 (RFC 9112 §3.2).
 Writes, and only writes, then go through three more steps:
-2. A write a browser sends on behalf of another site is refused (403), as Go 1.25's
+3. A write a browser sends on behalf of another site is refused (403), as Go 1.25's
    CrossOriginProtection does it, with no tokens: `Sec-Fetch-Site` when the browser sends it,
    else `Origin` against `Host`. Requests with neither header (curl, scripts, servers) are not
    from a browser and pass.
-3. The body is read once, within the limit (413), before anything parses it.
-4. A form's `_method` overrides the method before routing, as in Rack's MethodOverride, and
+4. The body is read once, within the limit (413) and in time (408), before anything parses
+   it. Time, because a body that never ends holds its connection forever: each may take
+   `CATALOGO_BODY_TIMEOUT_MS`, one more second for each `MIN_BODY_RATE` bytes that arrive
+   (Apache's mod_reqtimeout rule), and never more than `MAX_BODY_TIMEOUTS` times that. A body
+   cut short (the client hung up, or broken chunked framing) is 400, logged as no error.
+5. A form's `_method` overrides the method before routing, as in Rack's MethodOverride, and
    only for a POST of form data: `_method` in a query string or a JSON body, or on any other
    method, is ignored.
 """
 
+import asyncio
 import re
 import urllib.parse
 
@@ -24,12 +33,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from catalogo import errors
 from catalogo.bodies import read_form
 from catalogo.negotiation import FORM_TYPES, media_type
+from catalogo.settings import Settings
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # No path of ours holds a control character, and Starlette's route patterns end in `$`, which
 # also matches before a final line feed: `/produtos/5%0A` would be a second address of product 5.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 OVERRIDABLE = frozenset({"PUT", "DELETE"})
+# A Host header's value, lowercased: a name or an address, and a port.
+_HOST = re.compile(rb"(\[[0-9a-f:.]+\]|[a-z0-9.-]+?)\.?(?::[0-9]{1,5})?")
+_HOSTLESS = ("1.0", "1")  # HTTP/1.0 may omit Host (HAProxy's health checks do)
+MIN_BODY_RATE = 1000  # bytes a second: what the slowest real upload sends, and more
+MAX_BODY_TIMEOUTS = 6
 
 _POLICY = {
     "default-src": "'none'",
@@ -53,9 +68,12 @@ SECURITY_HEADERS = [
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
-        self.max_bytes = max_bytes
+        self.max_bytes = settings.max_body_bytes
+        self.body_timeout = settings.body_timeout_ms / 1000
+        self.hosts = frozenset(h for h in settings.allowed_hosts if not h.startswith("."))
+        self.domains = tuple(h for h in settings.allowed_hosts if h.startswith("."))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -66,6 +84,10 @@ class Guard:
             await errors.error_response(Request(scope, receive), HTTPException(404))(
                 scope, receive, send
             )
+            return
+        refusal = self._host_refusal(scope)
+        if refusal is not None:
+            await errors.error_response(Request(scope, receive), refusal)(scope, receive, send)
             return
         if scope["method"] in SAFE_METHODS:
             await self.app(scope, receive, send)
@@ -84,20 +106,52 @@ class Guard:
             return
         await self.app(scope, _replay(body, receive), send)
 
+    def _host_refusal(self, scope: Scope) -> HTTPException | None:
+        hosts = [value for name, value in scope["headers"] if name == b"host"]
+        if len(hosts) > 1:
+            return errors.bad_request(errors.TWO_HOSTS)
+        host = hosts[0] if hosts else b""
+        if not host:  # Granian passes a missing Host as an empty one, and HTTP/1.0 as "1"
+            return (
+                None if scope["http_version"] in _HOSTLESS else errors.bad_request(errors.NO_HOST)
+            )
+        match = _HOST.fullmatch(host.lower())
+        if match is None:
+            return errors.bad_request(errors.BAD_HOST)
+        name = match[1].decode()
+        if name in self.hosts or "*" in self.hosts:
+            return None
+        if any(name.endswith(domain) or name == domain[1:] for domain in self.domains):
+            return None
+        return errors.bad_request(errors.HOST_NOT_ALLOWED, name)
+
     async def _read(self, request: Request) -> bytes:
         declared = request.headers.get("content-length")
         if declared is not None and not (declared.isascii() and declared.isdigit()):
             raise errors.bad_request(errors.BAD_CONTENT_LENGTH)
         if declared is not None and int(declared) > self.max_bytes:
             raise errors.too_large(self.max_bytes)
+        start = asyncio.get_running_loop().time()
+        last = start + MAX_BODY_TIMEOUTS * self.body_timeout
         chunks: list[bytes] = []
         size = 0
-        async for chunk in request.stream():
+        while True:
+            try:
+                async with asyncio.timeout_at(
+                    min(start + self.body_timeout + size / MIN_BODY_RATE, last)
+                ):
+                    message = await request.receive()
+            except TimeoutError:
+                raise errors.body_too_slow() from None
+            if message["type"] == "http.disconnect":
+                raise errors.bad_request(errors.BODY_CUT_SHORT)
+            chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
                 raise errors.too_large(self.max_bytes)
             chunks.append(chunk)
-        return b"".join(chunks)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
 
 
 def _overridden(value: str) -> str:

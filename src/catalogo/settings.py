@@ -5,12 +5,16 @@ build a `Settings` directly instead of patching the environment.
 """
 
 import os
+import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 _POSTGRESQL_SCHEMES = ("postgresql://", "postgres://")
+# What CATALOGO_ALLOWED_HOSTS may hold: a name (catalogo.example.com), a suffix standing for a
+# domain and all its subdomains (.example.com), an address (127.0.0.1, [::1]), or * for any.
+_HOST_ENTRY = re.compile(r"\*|\.?[a-z0-9-]+(\.[a-z0-9-]+)*|\[[0-9a-f:.]+\]")
 
 
 class SettingsError(ValueError):
@@ -24,6 +28,10 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     database_pool_size: int = 10
     lock_timeout_ms: int = 5000
+    allowed_hosts: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
+    header_timeout_ms: int = 10_000
+    body_timeout_ms: int = 10_000
+    max_connections: int = 10_000
 
     def __post_init__(self) -> None:
         sqlite = self.database_url.startswith("sqlite:///")
@@ -43,6 +51,22 @@ class Settings:
             raise SettingsError("CATALOGO_DATABASE_POOL_SIZE must be between 1 and 100")
         if not 1 <= self.lock_timeout_ms <= 60_000:
             raise SettingsError("CATALOGO_LOCK_TIMEOUT_MS must be between 1 and 60000")
+        for variable, value in [
+            ("CATALOGO_HEADER_TIMEOUT_MS", self.header_timeout_ms),
+            ("CATALOGO_BODY_TIMEOUT_MS", self.body_timeout_ms),
+        ]:
+            if not 100 <= value <= 600_000:
+                raise SettingsError(f"{variable} must be between 100 and 600000")
+        if not 100 <= self.max_connections <= 1_000_000:
+            raise SettingsError("CATALOGO_MAX_CONNECTIONS must be between 100 and 1000000")
+        bad = [h for h in self.allowed_hosts if not _HOST_ENTRY.fullmatch(h)]
+        if bad or not self.allowed_hosts:
+            raise SettingsError(
+                "CATALOGO_ALLOWED_HOSTS must list, separated by commas, the names clients use "
+                "for this service: a name (catalogo.example.com), a domain with its subdomains "
+                "(.example.com), an address (127.0.0.1, [::1]) or * for any "
+                f"(got {', '.join(bad) or 'none'})"
+            )
 
     @property
     def database(self) -> Literal["sqlite", "postgresql"]:
@@ -63,6 +87,12 @@ class Settings:
                 environ, "CATALOGO_DATABASE_POOL_SIZE", cls.database_pool_size
             ),
             lock_timeout_ms=_whole_number(environ, "CATALOGO_LOCK_TIMEOUT_MS", cls.lock_timeout_ms),
+            allowed_hosts=_names(environ, "CATALOGO_ALLOWED_HOSTS", cls.allowed_hosts),
+            header_timeout_ms=_whole_number(
+                environ, "CATALOGO_HEADER_TIMEOUT_MS", cls.header_timeout_ms
+            ),
+            body_timeout_ms=_whole_number(environ, "CATALOGO_BODY_TIMEOUT_MS", cls.body_timeout_ms),
+            max_connections=_whole_number(environ, "CATALOGO_MAX_CONNECTIONS", cls.max_connections),
         )
 
 
@@ -71,6 +101,12 @@ def _whole_number(environ: Mapping[str, str], variable: str, default: int) -> in
         return int(environ.get(variable, default))
     except ValueError:
         raise SettingsError(f"{variable} must be a whole number") from None
+
+
+def _names(environ: Mapping[str, str], variable: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    if variable not in environ:
+        return default
+    return tuple(name.strip().lower() for name in environ[variable].split(",") if name.strip())
 
 
 def _without_password(url: str) -> str:
