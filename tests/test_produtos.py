@@ -307,6 +307,22 @@ class TestText:
         assert f"U+{ord(quebra):04X}" in erros["nome"]
         assert "numa linha só" in erros["nome"] and "descrição" in erros["nome"]
 
+    def test_descricao_is_trimmed_of_invisible_ends_too(self) -> None:
+        produto, _ = validar(
+            {"nome": "a", "descricao": "\u200b\n Uma\u2060linha\ufeff\t", "preco": "1"}
+        )
+        assert produto is not None and produto.descricao == "Uma\u2060linha"
+
+    @pytest.mark.parametrize("controle", ["\x0b", "\x0c", "\x85"])
+    def test_line_breaks_that_are_control_characters_stay_refused_in_descricao(
+        self, controle: str
+    ) -> None:
+        _, erros = validar({"nome": "a", "descricao": f"um{controle}dois", "preco": "1"})
+        codigo = f"U+{ord(controle):04X}"
+        assert erros == {
+            "descricao": f"Contém um caractere invisível não permitido (código {codigo})."
+        }
+
     def test_every_line_break_in_descricao_is_kept_as_a_line_feed(self) -> None:
         produto, _ = validar({"nome": "a", "descricao": "1\u20282\u20293\r\n4\r5", "preco": "1"})
         assert produto is not None and produto.descricao == "1\n2\n3\n4\n5"
