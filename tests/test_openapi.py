@@ -171,6 +171,19 @@ def test_the_description_carries_the_field_rules_of_the_model(client: TestClient
     assert schemas["ProdutoEntrada"]["required"] == ["nome", "preco"]
 
 
+def test_the_docs_say_in_words_the_text_rules_a_pattern_cannot(client: TestClient) -> None:
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    nome = schemas["ProdutoEntrada"]["properties"]["nome"]
+    assert "\\u202a-\\u202e" in nome["pattern"] and "\\u2028\\u2029" in nome["pattern"]
+    assert (
+        "NFC" in nome["description"] and "um nome só deles conta como vazio" in nome["description"]
+    )
+    assert "U+202A a U+202E" in nome["description"]
+    page = client.get("/docs").text
+    assert "um nome só deles conta como vazio" in page
+    assert "gravadas como <code>\\n</code>" in page
+
+
 def test_the_docs_page_ships_everything_it_loads_under_the_sites_own_policy(
     client: TestClient,
 ) -> None:

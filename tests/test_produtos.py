@@ -1,5 +1,7 @@
 """The product's rules and its price: exact, strict, and never guessed."""
 
+import re
+import unicodedata
 from decimal import Decimal
 
 import pytest
@@ -10,6 +12,7 @@ from catalogo.produtos import (
     ATRIBUTOS_HTML,
     PRECO_MAXIMO,
     PrecoInvalido,
+    Produto,
     base_de,
     campos_mudados,
     exemplos,
@@ -184,6 +187,179 @@ class TestFields:
             "descricao": {"maxlength": "5000"},
             "preco": {"required": "required"},
         }
+
+
+# Unicode's Bidi_Control characters, and its format characters that are drawn after all.
+DIRECTION_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+DRAWN_FORMAT_CHARACTERS = (
+    "\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd"
+)
+BLANK_LETTERS = "\u115f\u1160\u3164\uffa0\u2800\U0001d159"
+INVISIBLE = st.one_of(
+    st.characters(
+        categories=("Cf", "Zs", "Mn", "Mc", "Me"),
+        exclude_characters=DIRECTION_CONTROLS + DRAWN_FORMAT_CHARACTERS,
+    ),
+    st.sampled_from(BLANK_LETTERS),
+)
+# Any text, with the characters these rules are about turning up often.
+TEXT = st.text(
+    st.one_of(
+        st.characters(),
+        st.sampled_from(DIRECTION_CONTROLS + BLANK_LETTERS + "\u2028\u2029\u200b\u200d\ufeff"),
+        st.sampled_from("e\u0301\u0327c\u00e9 "),
+    ),
+    max_size=30,
+)
+NOME_PATTERN = re.compile(Produto.model_json_schema()["properties"]["nome"]["pattern"])
+
+
+def nome_de(texto: str) -> str | None:
+    """The name stored for `texto`, or None if it is refused."""
+    produto, _ = validar({"nome": texto, "preco": "1"})
+    return None if produto is None else produto.nome
+
+
+class TestText:
+    """Names that look like something else: empty, reordered, on two lines, or two names."""
+
+    @pytest.mark.parametrize(
+        "texto",
+        [
+            "\u200b",
+            "\ufeff",
+            "\u2060",
+            "\u00ad",
+            "\u200b\ufeff \u2060\u00ad",
+            "\u3164",
+            "\u115f\u1160",
+            "\uffa0",
+            "\u2800",
+            "\u180e",
+            "\U0001d159",
+            "\u200d",
+            "\u0301",
+            "\u20dd",
+            "\ufe0f",
+            "\u034f",
+            "\U000e0041\U000e007f",
+            "\u3000\u2003\u00a0",
+        ],
+    )
+    def test_a_name_of_only_invisible_characters_is_as_empty_as_an_empty_one(
+        self, texto: str
+    ) -> None:
+        assert validar({"nome": texto, "preco": "1"}) == (None, {"nome": "Preencha este campo."})
+
+    @given(st.text(INVISIBLE, min_size=1))
+    def test_any_name_of_only_invisible_characters_is_as_empty_as_an_empty_one(
+        self, texto: str
+    ) -> None:
+        assert validar({"nome": texto, "preco": "1"}) == (None, {"nome": "Preencha este campo."})
+
+    @pytest.mark.parametrize(
+        ("texto", "nome"),
+        [
+            ("\u200bCaneca\ufeff", "Caneca"),
+            ("\u00ad\u2060Caneca\u3164 \u200b", "Caneca"),
+            ("\u0301Caneca", "Caneca"),
+            ("Ca\u00adneca", "Ca\u00adneca"),
+            ("Dev \U0001f469\u200d\U0001f4bb", "Dev \U0001f469\u200d\U0001f4bb"),
+            ("Dev \U0001f469\u200d\U0001f4bb\u200d", "Dev \U0001f469\u200d\U0001f4bb"),
+            ("Amor \u2764\ufe0f", "Amor \u2764\ufe0f"),
+            (
+                "Camiseta \U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+                "Camiseta \U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+            ),
+            (
+                "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+                "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+            ),
+            ("\u0600\u0661\u0662", "\u0600\u0661\u0662"),
+        ],
+    )
+    def test_what_draws_nothing_is_trimmed_from_the_ends_and_kept_inside(
+        self, texto: str, nome: str
+    ) -> None:
+        assert nome_de(texto) == nome
+
+    @pytest.mark.parametrize("controle", DIRECTION_CONTROLS)
+    @pytest.mark.parametrize("onde", ["Caneca {} azul", "Caneca azul{}", "{}Caneca"])
+    def test_a_direction_control_in_a_name_is_refused_and_named(
+        self, controle: str, onde: str
+    ) -> None:
+        produto, erros = validar({"nome": onde.format(controle), "preco": "1"})
+        assert produto is None and list(erros) == ["nome"]
+        assert f"U+{ord(controle):04X}" in erros["nome"]
+        assert "direção do texto" in erros["nome"]
+        assert "digite o nome de novo" in erros["nome"]
+
+    def test_a_direction_control_stays_in_descricao_where_it_reaches_no_further(self) -> None:
+        produto, _ = validar(
+            {"nome": "a", "descricao": "\u05e9\u05dc\u05d5\u05dd\u200f!", "preco": "1"}
+        )
+        assert produto is not None and produto.descricao == "\u05e9\u05dc\u05d5\u05dd\u200f!"
+
+    @pytest.mark.parametrize("quebra", ["\u2028", "\u2029", "\n", "\r", "\x85"])
+    def test_a_line_break_in_a_name_is_refused_and_sent_to_descricao(self, quebra: str) -> None:
+        produto, erros = validar({"nome": f"Caneca{quebra}azul", "preco": "1"})
+        assert produto is None and list(erros) == ["nome"]
+        assert f"U+{ord(quebra):04X}" in erros["nome"]
+        assert "numa linha só" in erros["nome"] and "descrição" in erros["nome"]
+
+    def test_descricao_is_trimmed_of_invisible_ends_too(self) -> None:
+        produto, _ = validar(
+            {"nome": "a", "descricao": "\u200b\n Uma\u2060linha\ufeff\t", "preco": "1"}
+        )
+        assert produto is not None and produto.descricao == "Uma\u2060linha"
+
+    @pytest.mark.parametrize("controle", ["\x0b", "\x0c", "\x85"])
+    def test_line_breaks_that_are_control_characters_stay_refused_in_descricao(
+        self, controle: str
+    ) -> None:
+        _, erros = validar({"nome": "a", "descricao": f"um{controle}dois", "preco": "1"})
+        codigo = f"U+{ord(controle):04X}"
+        assert erros == {
+            "descricao": f"Contém um caractere invisível não permitido (código {codigo})."
+        }
+
+    def test_every_line_break_in_descricao_is_kept_as_a_line_feed(self) -> None:
+        produto, _ = validar({"nome": "a", "descricao": "1\u20282\u20293\r\n4\r5", "preco": "1"})
+        assert produto is not None and produto.descricao == "1\n2\n3\n4\n5"
+
+    def test_composed_and_decomposed_text_is_one_and_the_same(self) -> None:
+        composto, _ = validar({"nome": "Caf\u00e9", "descricao": "p\u00e3o", "preco": "1"})
+        decomposto, _ = validar({"nome": "Cafe\u0301", "descricao": "pa\u0303o", "preco": "1"})
+        assert composto is not None and decomposto is not None
+        assert (decomposto.nome, decomposto.descricao) == ("Caf\u00e9", "p\u00e3o")
+        assert composto == decomposto
+
+    def test_lengths_count_characters_after_normalisation(self) -> None:
+        assert nome_de("e\u0301" * 200) == "\u00e9" * 200
+        assert nome_de("a" * 199 + "\u0958") is None  # NFC writes it as two characters
+        _, erros = validar({"nome": "a", "descricao": "e\u0301" * 5000, "preco": "1"})
+        assert erros == {}
+
+    @given(TEXT)
+    def test_what_is_stored_is_nfc_and_reads_back_as_itself(self, texto: str) -> None:
+        nome = nome_de(texto)
+        if nome is not None:
+            assert unicodedata.is_normalized("NFC", nome)
+            assert nome_de(nome) == nome
+
+    @given(TEXT)
+    def test_every_stored_name_matches_the_pattern_the_api_describes(self, texto: str) -> None:
+        nome = nome_de(texto)
+        if nome is not None:
+            assert NOME_PATTERN.fullmatch(nome)
+
+    @given(TEXT)
+    def test_a_name_that_matches_the_pattern_is_refused_for_no_character_in_it(
+        self, texto: str
+    ) -> None:
+        if NOME_PATTERN.fullmatch(texto):
+            _, erros = validar({"nome": texto, "preco": "1"})
+            assert erros.get("nome", "Preencha este campo.") == "Preencha este campo."
 
 
 def test_sample_products_name_colours_that_agree_with_the_kind() -> None:

@@ -10,7 +10,6 @@ guess at `1.234`; we refuse what is ambiguous instead (docs/behaviour.md).
 
 import hashlib
 import re
-import unicodedata
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Annotated, Any
@@ -25,6 +24,8 @@ from pydantic import (
     WithJsonSchema,
 )
 from pydantic_core import PydanticCustomError
+
+from catalogo import text
 
 ID_MAXIMO = 2**63 - 1  # ids and versions alike: PostgreSQL's bigint, SQLite's INTEGER
 
@@ -136,27 +137,20 @@ def preco_no_campo(preco: Decimal, milhar: str = "") -> str:
     return f"{reais:,}".replace(",", milhar) + f",{resto:02d}"
 
 
-def _texto(permitidos: str) -> Any:
-    """Refuse control characters as typed, before trimming could silently drop them.
+def _texto(uma_linha: bool) -> Any:
+    """Text as people see it (text.py); a refused character gets a message naming it."""
 
-    Where line breaks are allowed, a browser's CRLF (or a lone CR) is kept as LF.
-    """
+    def ler(valor: Any) -> Any:
+        if not isinstance(valor, str):
+            return valor
+        try:
+            return text.read(valor, one_line=uma_linha)
+        except text.RefusedCharacter as recusa:
+            raise PydanticCustomError(
+                recusa.kind, _MENSAGENS[recusa.kind], {"codigo": recusa.code}
+            ) from None
 
-    def validar(texto: Any) -> Any:
-        if not isinstance(texto, str):
-            return texto
-        if "\n" in permitidos:
-            texto = texto.replace("\r\n", "\n").replace("\r", "\n")
-        for caractere in texto:
-            if unicodedata.category(caractere) in ("Cc", "Cs") and caractere not in permitidos:
-                raise PydanticCustomError(
-                    "caractere_de_controle",
-                    "Contém um caractere invisível não permitido (código {codigo}).",
-                    {"codigo": f"U+{ord(caractere):04X}"},
-                )
-        return texto
-
-    return BeforeValidator(validar)
+    return BeforeValidator(ler)
 
 
 def _preco(valor: Any) -> Any:
@@ -171,13 +165,26 @@ def _preco(valor: Any) -> Any:
     return valor
 
 
-# The same rules as JSON Schema, for the API description (ECMA-262 patterns): no control
-# characters (nor lone surrogates), and a name that does not start or end with a space.
-_CONTROLES = "\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff"
-_SEM_CONTROLES_NEM_BORDAS = f"^[^\\s{_CONTROLES}](?:[^{_CONTROLES}]*[^\\s{_CONTROLES}])?$"
-_SEM_CONTROLES_SALVO_QUEBRAS = (
-    "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$"
-)
+# The same rules as JSON Schema, for the API description (ECMA-262 patterns): no refused
+# character, and a name that does not start or end with a space. What a pattern cannot say
+# (NFC, trimming, a name of only invisible characters) the descriptions say in words.
+_NOME_MAXIMO, _DESCRICAO_MAXIMO = 200, 5000
+_UMA_LINHA = text.REFUSED_IN_ONE_LINE
+_NOME_SEM_RECUSADOS_NEM_BORDAS = f"^[^\\s{_UMA_LINHA}](?:[^{_UMA_LINHA}]*[^\\s{_UMA_LINHA}])?$"
+_NOME = {
+    "pattern": _NOME_SEM_RECUSADOS_NEM_BORDAS,
+    "description": f"Texto de 1 a {_NOME_MAXIMO} caracteres, contados depois de normalizado "
+    "(NFC) e aparado: espaços e caracteres invisíveis (U+200B, U+FEFF, U+00AD, …) saem das "
+    "pontas, e um nome só deles conta como vazio. Recusa caracteres de controle, quebras de "
+    "linha (também U+2028 e U+2029) e os controles de direção do texto (U+061C, U+200E, "
+    "U+200F, U+202A a U+202E, U+2066 a U+2069).",
+}
+_DESCRICAO = {
+    "pattern": f"^[^{text.REFUSED_IN_LINES}]*$",
+    "description": f"Texto de até {_DESCRICAO_MAXIMO} caracteres, contados depois de "
+    "normalizado (NFC) e aparado nas pontas. Quebras de linha são mantidas e gravadas como "
+    "`\\n` (também CRLF, CR, U+2028 e U+2029); outros caracteres de controle são recusados.",
+}
 _PRECO_CANONICO = "^(?!0+(?:\\.0{1,2})?$)[0-9]{1,9}(?:\\.[0-9]{1,2})?$"
 _PRECO_NA_ENTRADA = {
     "description": "Texto ou número. Além da forma canônica (1234.56), o texto aceita como se "
@@ -195,21 +202,19 @@ _PRECO_NA_SAIDA = {"type": "string", "pattern": _PRECO_CANONICO, "examples": ["1
 class Produto(BaseModel):
     """A product. `id` and `versao` are never read from input: the database gives them."""
 
-    model_config = ConfigDict(str_strip_whitespace=True, frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     id: Annotated[int | None, Field(exclude=True)] = None
     versao: Annotated[int | None, Field(exclude=True)] = None
     nome: Annotated[
         str,
-        Field(
-            min_length=1, max_length=200, json_schema_extra={"pattern": _SEM_CONTROLES_NEM_BORDAS}
-        ),
-        _texto(""),
+        Field(min_length=1, max_length=_NOME_MAXIMO, json_schema_extra=_NOME),
+        _texto(uma_linha=True),
     ]
     descricao: Annotated[
         str,
-        Field(max_length=5000, json_schema_extra={"pattern": _SEM_CONTROLES_SALVO_QUEBRAS}),
-        _texto("\n\t"),
+        Field(max_length=_DESCRICAO_MAXIMO, json_schema_extra=_DESCRICAO),
+        _texto(uma_linha=False),
     ] = ""
     preco: Annotated[
         Decimal,
@@ -303,10 +308,16 @@ _MENSAGENS = {
     "greater_than": "O preço deve ser maior que zero.",
     "less_than_equal": "O preço máximo é R$ 999.999.999,99.",
     "decimal_max_places": "Use no máximo duas casas decimais.",
+    "control_character": "Contém um caractere invisível não permitido (código {codigo}).",
+    "line_break": "O nome fica numa linha só, e este tem uma quebra de linha (código {codigo}). "
+    "Quebras de linha cabem na descrição.",
+    "direction_control": "Contém um caractere invisível que muda a direção do texto "
+    "(código {codigo}) e pode mostrar as letras fora de ordem. Apague o campo e digite o nome "
+    "de novo.",
 }
 
 
-_TIPOS_NOSSOS = {"preco_invalido", "caractere_de_controle"}
+_TIPOS_NOSSOS = {"preco_invalido"}
 
 
 def _mensagem(erro: Any) -> str:

@@ -8,7 +8,7 @@ from starlette.testclient import TestClient
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
-from tests.helpers import Stored, count_products, create_via_form, form_on, stored
+from tests.helpers import Stored, count_products, create_via_form, form_on, post_form, stored
 
 FORM_BODY = {
     "produto.nome": "Caderno",
@@ -339,6 +339,50 @@ class TestUpdate:
         response = client.put("/produtos/99", data=data)
         assert response.status_code == 404
         assert "Não há produto com o número 99" in response.text
+
+
+class TestNamesThatLie:
+    """A name must look like what it is: not empty, in its own order, on one line, one spelling."""
+
+    def test_a_name_of_only_invisible_characters_is_refused_like_an_empty_one(
+        self, client: TestClient, db: Database
+    ) -> None:
+        response = post_form(client, "\u200b\ufeff \u2060\u00ad\u3164\u2800")
+        assert response.status_code == 422
+        assert 'id="erro-nome">Preencha este campo.</p>' in response.text
+        assert count_products(db) == 0
+
+    @pytest.mark.parametrize(
+        ("nome", "mensagem"),
+        [
+            ("Caneca \u202eazul", "muda a direção do texto (código U+202E)"),
+            ("Caneca azul\u2066", "muda a direção do texto (código U+2066)"),
+            ("Caneca\u2028azul", "tem uma quebra de linha (código U+2028)"),
+        ],
+    )
+    def test_an_update_to_a_name_that_lies_says_why_beside_it_and_changes_nothing(
+        self, client: TestClient, db: Database, nome: str, mensagem: str
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "2")
+        response = client.put(f"/produtos/{id}", data={"produto.nome": nome, "produto.preco": "3"})
+        assert response.status_code == 422
+        assert re.search(f'id="erro-nome">[^<]*{re.escape(mensagem)}', response.text)
+        assert stored(db, id) == Stored("Caneca", "", 200, 1)
+
+    def test_text_is_stored_in_one_spelling_without_invisible_ends(
+        self, client: TestClient, db: Database
+    ) -> None:
+        for nome, descricao in [
+            ("Caf\u00e9 com p\u00e3o", "Quente\nDo dia"),
+            ("\u200bCafe\u0301 com pa\u0303o\ufeff", "Quente\u2028Do dia"),
+        ]:
+            form = {"produto.nome": nome, "produto.descricao": descricao, "produto.preco": "9"}
+            assert client.post("/produtos", data=form).status_code == 303
+        assert (
+            db.execute("SELECT nome, descricao FROM produtos").fetchall()
+            == [("Caf\u00e9 com p\u00e3o", "Quente\nDo dia")] * 2
+        )
+        assert "Produto «Caf\u00e9 com p\u00e3o» adicionado." in client.get("/produtos").text
 
 
 class TestRemoval:

@@ -104,3 +104,34 @@ class TestWrites:
         response = client.options("/produtos")
         assert response.status_code == 204
         assert response.headers["allow"] == "GET, HEAD, POST, OPTIONS"
+
+
+class TestNamesThatLie:
+    @pytest.mark.parametrize(
+        ("nome", "mensagem"),
+        [
+            ("\u200b\u3164\u2800\u0301", "Preencha este campo."),
+            ("Caneca \u200fazul", "muda a direção do texto (código U+200F)"),
+            ("Caneca\u2029azul", "tem uma quebra de linha (código U+2029)"),
+        ],
+    )
+    def test_a_name_that_lies_is_a_problem_keyed_by_the_field(
+        self, client: TestClient, db: Database, nome: str, mensagem: str
+    ) -> None:
+        response = client.post("/produtos", json={**CANECA, "nome": nome}, headers=JSON)
+        assert response.status_code == 422
+        assert response.headers["content-type"] == "application/problem+json"
+        errors = response.json()["errors"]
+        assert list(errors) == ["produto.nome"] and mensagem in errors["produto.nome"]
+        assert count_products(db) == 0
+
+    def test_text_is_stored_and_answered_in_one_spelling(
+        self, client: TestClient, db: Database
+    ) -> None:
+        created = create_via_json(
+            client, CANECA, nome="Cafe\u0301\u2060", descricao="Pa\u0303o\u2028quente"
+        )
+        assert (created["nome"], created["descricao"]) == ("Caf\u00e9", "P\u00e3o\nquente")
+        assert stored(db, int(str(created["id"]))) == Stored(
+            "Caf\u00e9", "P\u00e3o\nquente", 2990, 1
+        )

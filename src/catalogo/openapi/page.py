@@ -124,11 +124,6 @@ def _rules(schema: dict[str, Any]) -> str:
         return str(schema["description"])
     if schema.get("type") == "integer":
         return "Número inteiro positivo."
-    low, high = schema.get("minLength"), schema.get("maxLength")
-    if low and high:
-        return f"Texto de {low} a {high} caracteres, sem caracteres de controle."
-    if high:
-        return f"Texto de até {high} caracteres; quebras de linha são mantidas."
     return "Texto."
 
 
