@@ -4,6 +4,7 @@ server ends under load costs a read nothing and a write at most a 503, and loses
 write."""
 
 import itertools
+import signal
 import threading
 import time
 from collections import Counter
@@ -26,6 +27,8 @@ from tests.processes import (
     free_port,
     http_client,
     serving,
+    start_serving,
+    stop,
 )
 from tests.test_storage import run
 
@@ -237,6 +240,30 @@ def end_sessions(db: Database) -> int:
     return int(row[0])
 
 
+def wait_until_gone(db: Database) -> None:
+    """Returns once the server has let go of every session of catalogo's: their processes have
+    ended, and their transactions with them."""
+    deadline = time.monotonic() + 30
+    while db.execute(
+        "SELECT 1 FROM pg_stat_activity "
+        "WHERE datname = current_database() AND application_name = 'catalogo'"
+    ).fetchone():
+        assert time.monotonic() < deadline, "catalogo's sessions never ended"
+        time.sleep(0.005)
+
+
+@ONLY_POSTGRESQL
+def test_a_claim_whose_session_has_ended_is_taken_over_at_once(database: str, db: Database) -> None:
+    async def test(storage: Storage) -> None:
+        assert (await storage.claim_key("k", "f")).state == "claimed"
+        assert (await storage.claim_key("k", "f")).state == "in_progress"  # its session lives
+        assert end_sessions(db) >= 1
+        wait_until_gone(db)
+        assert (await storage.claim_key("k", "f")).state == "claimed"
+
+    run(database, test)
+
+
 @ONLY_POSTGRESQL
 def test_sessions_ended_under_load_cost_a_read_nothing_and_a_write_at_most_a_503(
     database: str, db: Database, tmp_path: Path
@@ -265,3 +292,59 @@ def test_sessions_ended_under_load_cost_a_read_nothing_and_a_write_at_most_a_503
         # It had not committed when its session ended, so it ran again on another.
         assert parked.result(timeout=30) == (201, None)
         no_write_lost_or_doubled([*load.answers, Answer("keyed", PARKED, 201, None)], db, base)
+
+
+def test_a_server_stopped_under_load_answers_503_loses_nothing_and_holds_no_key(
+    own_postgresql: OwnPostgreSQL, own_database: str, tmp_path: Path
+) -> None:
+    before = Database(own_database)
+    park_creations_of(before, PARKED)
+    with serving(own_database, tmp_path) as (base, _):
+        assert fetch("POST", f"{base}/produtos", data=FORM_BODY).status_code == 303
+        with Load(base) as load:
+            load.wait_for(50)
+            parked = create_parked(base)
+            wait_until_parked(before)
+            before.close()
+            own_postgresql.stop()  # every session is ended, the parked one mid-transaction
+            try:
+                load.wait_for(20)  # answered while the server is down
+            finally:
+                own_postgresql.start()
+            db = Database(own_database)
+            let_go(db)
+            load.wait_for(50, lambda answer: answer.status < 500)
+        tally = load.tally()
+        assert set(tally) <= {
+            ("read", 200),
+            ("read", 503),
+            ("list", 200),
+            ("list", 503),
+            ("create", 201),
+            ("create", 503),
+            ("keyed", 201),
+            ("keyed", 503),
+        }, tally
+        # Its claim is still there (the server was gone when the request gave up), but the
+        # session that made it has ended: the retry takes it over.
+        assert parked.result(timeout=30) == (503, "5")
+        no_write_lost_or_doubled([*load.answers, Answer("keyed", PARKED, 503, "5")], db, base)
+    db.close()
+
+
+@ONLY_POSTGRESQL
+def test_a_key_held_by_a_process_that_died_is_free_once_the_database_saw_it_go(
+    database: str, db: Database, tmp_path: Path
+) -> None:
+    park_creations_of(db, PARKED)
+    base, process = start_serving(database, tmp_path / "serve.log")
+    parked = create_parked(base)
+    wait_until_parked(db)
+    stop(process, signal.SIGKILL)
+    with pytest.raises(httpx2.TransportError):
+        parked.result(timeout=30)
+    let_go(db)  # its statement ends, and with nobody to read the answer, its session
+    wait_until_gone(db)
+    with serving(database, tmp_path) as (base, _), http_client(base, timeout=30) as client:
+        assert _send(client, "keyed", PARKED) == (201, None)
+    assert db.execute("SELECT count(*) FROM produtos WHERE nome = ?", (PARKED,)).fetchone() == (1,)

@@ -29,6 +29,11 @@ statement (coreproto.pyx `_set_state`, protocol.pyx `_check_state`, connection.p
   that is a 503, never a second run (a create without a key would be stored twice);
 - an attempt fails this way at most once per pooled connection, and once more: they may all
   have ended together. A failure to connect ends it: the server is down or refusing.
+
+A claim on an idempotency key names the session that made it (`holder`), so that a retry takes
+over at once a claim whose session has ended (a stopped server, an ended session, a process
+that died): its request can no longer finish it. The created_at guard of `create_once` keeps
+even a wrong takeover harmless: the request that lost the claim stores nothing.
 """
 
 import itertools
@@ -64,6 +69,11 @@ ORDER BY p.id DESC
 _FIRST_PAGE = _PAGE.format(where="ORDER BY id DESC LIMIT $1")
 _PAGE_AFTER = _PAGE.format(where="WHERE id < $2 ORDER BY id DESC LIMIT $1")
 _PAGE_BEFORE = _PAGE.format(where="WHERE id > $2 ORDER BY id ASC LIMIT $1")
+# The session a statement runs in, named as pg_stat_activity lets anyone check that it still
+# lives: its server process and when that started (a process id alone comes back in time).
+_SESSION = "pid || '@' || extract(epoch FROM backend_start)"
+_THIS_SESSION = f"(SELECT {_SESSION} FROM pg_stat_activity WHERE pid = pg_backend_pid())"
+_HOLDER_GONE = f"NOT EXISTS (SELECT FROM pg_stat_activity WHERE {_SESSION} = k.holder)"
 Connection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
 T = TypeVar("T")
 _UNAVAILABLE = (
@@ -262,13 +272,16 @@ class PostgresStorage:
                 "DELETE FROM idempotency_keys WHERE created_at < $1", now - storage.KEY_TTL_SECONDS
             )
             claiming = True  # the claim may land even if its answer never comes
-            # New, or taken over from a request that crashed: one statement, so two requests
-            # with the same key can never both claim it.
+            # New, or taken over from a request that can no longer finish it (its session has
+            # ended, or it crashed a while ago): one statement, so two requests with the same
+            # key can never both claim it.
             claimed = await connection.fetchval(
-                "INSERT INTO idempotency_keys AS k (key, fingerprint, created_at) "
-                "VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET "
-                "fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at "
-                "WHERE k.produto_id IS NULL AND k.created_at < $4 RETURNING true",
+                "INSERT INTO idempotency_keys AS k (key, fingerprint, created_at, holder) "
+                f"VALUES ($1, $2, $3, {_THIS_SESSION}) ON CONFLICT (key) DO UPDATE SET "
+                "fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at, "
+                "holder = EXCLUDED.holder WHERE k.produto_id IS NULL "
+                f"AND (k.created_at < $4 OR (k.holder IS NOT NULL AND {_HOLDER_GONE})) "
+                "RETURNING true",
                 key,
                 fingerprint,
                 now,
@@ -308,12 +321,16 @@ class PostgresStorage:
 
         return await self._run(create, lambda error: not committing or _refused(error))
 
-    async def release_key(self, key: str) -> None:
-        """Runs again whatever it met: removing an unfinished claim twice is removing it once."""
+    async def release_key(self, key: str, claimed_at: float) -> None:
+        """Runs again whatever it met: removing the unfinished claim made at `claimed_at` twice
+        is removing it once."""
 
         async def release(connection: Connection) -> None:
             await connection.execute(
-                "DELETE FROM idempotency_keys WHERE key = $1 AND produto_id IS NULL", key
+                "DELETE FROM idempotency_keys "
+                "WHERE key = $1 AND created_at = $2 AND produto_id IS NULL",
+                key,
+                claimed_at,
             )
 
         await self._run(release)
