@@ -26,7 +26,8 @@ statement (coreproto.pyx `_set_state`, protocol.pyx `_check_state`, connection.p
   Parse message may have gone ahead of the refused Bind, and runs nothing), or it failed inside
   a transaction before COMMIT was sent, which the server rolls back as the session ends. An
   autocommit statement that was sent, or a COMMIT, may have committed whatever the client saw:
-  that is a 503, never a second run (a create without a key would be stored twice);
+  that is a 503, never a second run (a create without a key would be stored twice). Claiming
+  and releasing an idempotency key are the exception: running them twice is running them once;
 - an attempt fails this way at most once per pooled connection, and once more: they may all
   have ended together. A failure to connect ends it: the server is down or refusing.
 
@@ -263,25 +264,21 @@ class PostgresStorage:
     async def claim_key(self, key: str, fingerprint: str) -> storage.KeyClaim:
         now = time.time()
 
-        claiming = False
-
         async def claim(connection: Connection) -> storage.KeyClaim:
-            nonlocal claiming
-            claiming = False
             await connection.execute(
                 "DELETE FROM idempotency_keys WHERE created_at < $1", now - storage.KEY_TTL_SECONDS
             )
-            claiming = True  # the claim may land even if its answer never comes
-            # New, or taken over from a request that can no longer finish it (its session has
-            # ended, or it crashed a while ago): one statement, so two requests with the same
-            # key can never both claim it.
+            # New, taken over from a request that can no longer finish it (its session has
+            # ended, or it crashed a while ago), or this call's own, made by an attempt whose
+            # answer never came: one statement, so two requests with the same key can never
+            # both claim it.
             claimed = await connection.fetchval(
                 "INSERT INTO idempotency_keys AS k (key, fingerprint, created_at, holder) "
                 f"VALUES ($1, $2, $3, {_THIS_SESSION}) ON CONFLICT (key) DO UPDATE SET "
                 "fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at, "
-                "holder = EXCLUDED.holder WHERE k.produto_id IS NULL "
-                f"AND (k.created_at < $4 OR (k.holder IS NOT NULL AND {_HOLDER_GONE})) "
-                "RETURNING true",
+                "holder = EXCLUDED.holder WHERE k.produto_id IS NULL AND (k.created_at < $4 "
+                f"OR (k.holder IS NOT NULL AND {_HOLDER_GONE}) "
+                "OR (k.created_at = $3 AND k.fingerprint = $2)) RETURNING true",
                 key,
                 fingerprint,
                 now,
@@ -296,8 +293,9 @@ class PostgresStorage:
                 return storage.KeyClaim("in_progress")
             return storage.existing_claim(fingerprint, row[0], row[1])
 
-        # Removing expired keys twice is removing them once.
-        return await self._run(claim, lambda error: not claiming or _refused(error))
+        # Running it again is running it once: expired keys are gone either way, and a claim
+        # the failed attempt made is this call's own (`now`, `fingerprint`) to take again.
+        return await self._run(claim)
 
     async def create_once(self, produto: Produto, key: str, claimed_at: float) -> Produto:
         committing = False
