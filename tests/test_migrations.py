@@ -20,7 +20,7 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
     migrations.upgrade(Settings(database_url=empty_database))
     db = Database(empty_database)
     assert db.tables() == ["alembic_version", "idempotency_keys", "produtos"]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0003",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0004",)]
     db.close()
 
 
@@ -90,7 +90,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0003",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0004",)]
     db.close()
 
 

@@ -50,6 +50,20 @@ def test_of_twenty_writers_naming_one_version_exactly_one_wins(database: str) ->
     run(database, test)
 
 
+def test_releasing_a_claim_leaves_alone_a_claim_taken_over_since(
+    database: str, db: Database
+) -> None:
+    async def test(storage: Storage) -> None:
+        first = await storage.claim_key("k", "f")
+        db.execute("UPDATE idempotency_keys SET created_at = created_at - 61")  # left behind
+        assert (await storage.claim_key("k", "f")).state == "claimed"
+        assert first.claimed_at is not None
+        await storage.release_key("k", first.claimed_at)
+        assert await storage.claim_key("k", "f") == KeyClaim("in_progress")
+
+    run(database, test)
+
+
 def test_of_ten_requests_claiming_one_key_at_once_exactly_one_claims_it(database: str) -> None:
     async def test(storage: Storage) -> None:
         claims = await asyncio.gather(*(storage.claim_key("k", "f") for _ in range(10)))

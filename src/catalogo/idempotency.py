@@ -6,6 +6,7 @@ The answer to a retry is rebuilt from that product: the retry's values are the f
 request's (the fingerprint says so), and a new product is always at version 1.
 """
 
+import contextlib
 import hashlib
 from collections.abc import Callable
 
@@ -15,7 +16,7 @@ from starlette.responses import Response
 
 from catalogo import errors
 from catalogo.produtos import Produto
-from catalogo.storage import KeyTaken, Storage
+from catalogo.storage import KeyTaken, Storage, StorageUnavailable
 
 HEADER = "idempotency-key"
 
@@ -64,6 +65,9 @@ async def create_once(
     except KeyTaken:
         raise errors.idempotency_key_in_progress() from None
     except Exception:
-        await storage.release_key(key)  # a retry may try again at once, not in a minute
+        # A retry may try again at once. A claim the database cannot release now is taken over
+        # once its session has ended (storage): the failure stays this request's answer.
+        with contextlib.suppress(StorageUnavailable):
+            await storage.release_key(key, claim.claimed_at)
         raise
     return answer(created)

@@ -12,7 +12,10 @@ product has moved on, checked in the same statement as the write, so two editors
 overwrite each other unseen. An idempotency key remembers which product its first request
 created: the key is claimed first (`claim_key`), then the product is inserted and the key
 marked with its id in one transaction (`create_once`), so a retry never creates twice, even
-across a crash. Storage keeps data only; the answers are idempotency.py's.
+across a crash. A claim whose request failed is released (`release_key`); one left behind (the
+database was gone, or the process died) is taken over by a retry once its request can no longer
+finish it: on PostgreSQL, as soon as the session that claimed it has ended; on SQLite, after
+ABANDONED_AFTER_SECONDS. Storage keeps data only; the answers are idempotency.py's.
 """
 
 from collections.abc import Collection, Iterable
@@ -40,7 +43,7 @@ class VersionConflict(Exception):
 
 
 KEY_TTL_SECONDS = 24 * 3600  # how long a key is remembered
-ABANDONED_AFTER_SECONDS = 60  # a claim this old that created nothing was left by a crash
+ABANDONED_AFTER_SECONDS = 60  # a claim this old that created nothing was left behind
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,7 @@ class Storage(Protocol):
 
     async def create_once(self, produto: Produto, key: str, claimed_at: float) -> Produto: ...
 
-    async def release_key(self, key: str) -> None: ...
+    async def release_key(self, key: str, claimed_at: float) -> None: ...
 
     async def schema_version(self) -> str | None: ...
 

@@ -9,13 +9,38 @@ Every wait has a bound, so that no request hangs on a database that does not ans
 connecting, waiting for a pooled connection, a lock, a statement. Running past one, a lost
 connection or a server that is shutting down or starting is `StorageUnavailable` (a 503 with
 Retry-After); the pool opens new connections by itself once the server is back.
+
+Sessions also end under a running server: an administrator's pg_terminate_backend, a failover,
+an idle timeout. The server's farewell (FATAL 57P01) reaches an idle pooled connection, which
+asyncpg's protocol cannot place: it waits in state 2 ("consume until sync") until it reads the
+socket's end, and a request handed that connection meanwhile gets `InternalClientError: cannot
+switch to state 12; another operation (2) is in progress` (asyncpg issue #1069), then
+`InterfaceError: connection is closed`. asyncpg raises both before it writes a byte of the
+statement (coreproto.pyx `_set_state`, protocol.pyx `_check_state`, connection.py
+`_check_open`, connresource.py), and drops the connection. So:
+
+- whatever an ended session raises is `StorageUnavailable`, never a 500;
+- a read whose session ended runs again on another connection: while the server is up, clients
+  see nothing;
+- a write runs again only when it provably left nothing behind: asyncpg refused to send it (a
+  Parse message may have gone ahead of the refused Bind, and runs nothing), or it failed inside
+  a transaction before COMMIT was sent, which the server rolls back as the session ends. An
+  autocommit statement that was sent, or a COMMIT, may have committed whatever the client saw:
+  that is a 503, never a second run (a create without a key would be stored twice). Claiming
+  and releasing an idempotency key are the exception: running them twice is running them once;
+- an attempt fails this way at most once per pooled connection, and once more: they may all
+  have ended together. A failure to connect ends it: the server is down or refusing.
+
+A claim on an idempotency key names the session that made it (`holder`), so that a retry takes
+over at once a claim whose session has ended (a stopped server, an ended session, a process
+that died): its request can no longer finish it. The created_at guard of `create_once` keeps
+even a wrong takeover harmless: the request that lost the claim stores nothing.
 """
 
-import contextlib
 import itertools
 import time
-from collections.abc import AsyncIterator, Collection, Iterable
-from typing import Any, TypeAlias
+from collections.abc import Awaitable, Callable, Collection, Iterable
+from typing import Any, Literal, TypeAlias, TypeVar
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -45,7 +70,13 @@ ORDER BY p.id DESC
 _FIRST_PAGE = _PAGE.format(where="ORDER BY id DESC LIMIT $1")
 _PAGE_AFTER = _PAGE.format(where="WHERE id < $2 ORDER BY id DESC LIMIT $1")
 _PAGE_BEFORE = _PAGE.format(where="WHERE id > $2 ORDER BY id ASC LIMIT $1")
+# The session a statement runs in, named as pg_stat_activity lets anyone check that it still
+# lives: its server process and when that started (a process id alone comes back in time).
+_SESSION = "pid || '@' || extract(epoch FROM backend_start)"
+_THIS_SESSION = f"(SELECT {_SESSION} FROM pg_stat_activity WHERE pid = pg_backend_pid())"
+_HOLDER_GONE = f"NOT EXISTS (SELECT FROM pg_stat_activity WHERE {_SESSION} = k.holder)"
 Connection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
+T = TypeVar("T")
 _UNAVAILABLE = (
     OSError,  # refused, unreachable, reset
     TimeoutError,  # connecting, waiting for the pool, or a statement, past its bound
@@ -57,6 +88,33 @@ _UNAVAILABLE = (
     asyncpg.InvalidCatalogNameError,  # the database was removed (or renamed)
     asyncpg.InvalidAuthorizationSpecificationError,  # the password or the user was changed
 )
+_ENDED = (
+    asyncpg.ConnectionDoesNotExistError,  # the socket closed under a statement
+    asyncpg.AdminShutdownError,  # pg_terminate_backend, a fast or smart shutdown
+    asyncpg.CrashShutdownError,  # another server process crashed
+    asyncpg.IdleSessionTimeoutError,  # idle_session_timeout
+)
+
+
+def _refused(error: Exception) -> bool:
+    """asyncpg would not send the statement: its connection was closed, or had read the server's
+    farewell while idle. The messages are asyncpg's own (0.30 to 0.32); another wording only
+    makes a write a 503 that could have been run again."""
+    message = str(error)
+    if type(error) is asyncpg.InterfaceError:
+        return message.endswith("connection is closed")
+    return type(error) is asyncpg.InternalClientError and message.startswith(
+        "cannot switch to state"
+    )
+
+
+def _ended(error: Exception) -> bool:
+    """The session the error came from is over: another connection may do better."""
+    return isinstance(error, _ENDED) or _refused(error)
+
+
+def _always(error: Exception) -> bool:
+    return True
 
 
 def _produto(row: Any) -> Produto:
@@ -95,23 +153,40 @@ class PostgresStorage:
         )
         return cls(pool)
 
-    @contextlib.asynccontextmanager
-    async def _connection(self) -> AsyncIterator[Connection]:
-        try:
-            async with self._pool.acquire(timeout=ACQUIRE_TIMEOUT_S) as connection:
-                yield connection
-        except _UNAVAILABLE as error:
-            raise storage.StorageUnavailable(f"{type(error).__name__}: {error}") from error
-
-    @contextlib.asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[Connection]:
-        async with self._connection() as connection, connection.transaction():
-            yield connection
+    async def _run(
+        self,
+        work: Callable[[Connection], Awaitable[T]],
+        again: Callable[[Exception], bool] = _always,
+    ) -> T:
+        """`work` on a pooled connection, or on another if that one's session has ended and
+        `again` says the failed attempt left nothing behind (reads: always; see the module's
+        docstring for writes). A session that ended as it opened ran nothing: always again."""
+        tries = self._pool.get_max_size() + 1
+        while True:
+            tries -= 1
+            step: Literal["acquire", "work", "release"] = "acquire"
+            try:
+                async with self._pool.acquire(timeout=ACQUIRE_TIMEOUT_S) as connection:
+                    step = "work"
+                    result = await work(connection)
+                    step = "release"
+                return result
+            except Exception as error:
+                if not (_ended(error) or isinstance(error, _UNAVAILABLE)):
+                    raise
+                if (
+                    tries
+                    and _ended(error)
+                    and (step == "acquire" or (step == "work" and again(error)))
+                ):
+                    continue
+                raise storage.StorageUnavailable(f"{type(error).__name__}: {error}") from error
 
     async def _fetch(self, sql: str, *params: Any) -> list[Any]:
-        async with self._connection() as connection:
-            rows: list[Any] = await connection.fetch(sql, *params)
-            return rows
+        async def fetch(connection: Connection) -> list[Any]:
+            return await connection.fetch(sql, *params)
+
+        return await self._run(fetch)
 
     async def page(self, cursor: storage.Cursor) -> storage.Page:
         if cursor.before is not None:
@@ -129,27 +204,34 @@ class PostgresStorage:
         return _produto(rows[0]) if rows else None
 
     async def create(self, produto: Produto) -> Produto:
-        async with self._connection() as connection:
+        async def create(connection: Connection) -> Produto:
             return await _insert(connection, produto)
+
+        return await self._run(create, _refused)
 
     async def create_many(self, produtos: Iterable[Produto]) -> int:
         """Adds products by COPY, a batch at a time so that no statement runs into the
-        statement timeout: for seeding demos and benchmarks, not for requests."""
+        statement timeout: for seeding demos and benchmarks, not for requests. Never run again:
+        the batches before a failure are stored."""
         rows = ((p.nome, p.descricao, p.preco) for p in produtos)
-        added = 0
-        async with self._connection() as connection:
+
+        async def copy(connection: Connection) -> int:
+            added = 0
             while batch := list(itertools.islice(rows, SEED_BATCH)):
                 status = await connection.copy_records_to_table(
                     "produtos", records=batch, columns=["nome", "descricao", "preco"]
                 )
                 added += int(status.split()[-1])  # "COPY 10000"
-        return added
+            return added
+
+        return await self._run(copy, lambda error: False)
 
     async def update(
         self, id: int, produto: Produto, versions: Collection[int] | None = None
     ) -> Produto:
         condition, extra = _at_versions(versions, 5)
-        async with self._connection() as connection:
+
+        async def update(connection: Connection) -> Any:
             versao = await connection.fetchval(
                 "UPDATE produtos SET nome = $2, descricao = $3, preco = $4, versao = versao + 1 "
                 f"WHERE id = $1{condition} RETURNING versao",
@@ -159,33 +241,44 @@ class PostgresStorage:
                 produto.preco,
                 *extra,
             )
-            if versao is None:
+            if versao is None:  # it changed nothing: a failure below leaves nothing behind
                 raise await _why_not(connection, id)
+            return versao
+
+        versao = await self._run(update, _refused)
         return produto.model_copy(update={"id": id, "versao": versao})
 
     async def delete(self, id: int, versions: Collection[int] | None = None) -> Produto:
         condition, extra = _at_versions(versions, 2)
-        async with self._connection() as connection:
+
+        async def delete(connection: Connection) -> Any:
             row = await connection.fetchrow(
                 f"DELETE FROM produtos WHERE id = $1{condition} RETURNING {_COLUMNS}", id, *extra
             )
-            if row is None:
+            if row is None:  # it changed nothing: a failure below leaves nothing behind
                 raise await _why_not(connection, id)
-        return _produto(row)
+            return row
+
+        return _produto(await self._run(delete, _refused))
 
     async def claim_key(self, key: str, fingerprint: str) -> storage.KeyClaim:
         now = time.time()
-        async with self._connection() as connection:
+
+        async def claim(connection: Connection) -> storage.KeyClaim:
             await connection.execute(
                 "DELETE FROM idempotency_keys WHERE created_at < $1", now - storage.KEY_TTL_SECONDS
             )
-            # New, or taken over from a request that crashed: one statement, so two requests
-            # with the same key can never both claim it.
+            # New, taken over from a request that can no longer finish it (its session has
+            # ended, or it crashed a while ago), or this call's own, made by an attempt whose
+            # answer never came: one statement, so two requests with the same key can never
+            # both claim it.
             claimed = await connection.fetchval(
-                "INSERT INTO idempotency_keys AS k (key, fingerprint, created_at) "
-                "VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET "
-                "fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at "
-                "WHERE k.produto_id IS NULL AND k.created_at < $4 RETURNING true",
+                "INSERT INTO idempotency_keys AS k (key, fingerprint, created_at, holder) "
+                f"VALUES ($1, $2, $3, {_THIS_SESSION}) ON CONFLICT (key) DO UPDATE SET "
+                "fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at, "
+                "holder = EXCLUDED.holder WHERE k.produto_id IS NULL AND (k.created_at < $4 "
+                f"OR (k.holder IS NOT NULL AND {_HOLDER_GONE}) "
+                "OR (k.created_at = $3 AND k.fingerprint = $2)) RETURNING true",
                 key,
                 fingerprint,
                 now,
@@ -196,29 +289,49 @@ class PostgresStorage:
             row = await connection.fetchrow(
                 "SELECT fingerprint, produto_id FROM idempotency_keys WHERE key = $1", key
             )
-        if row is None:  # released by its failed request just now: a retry may claim it
-            return storage.KeyClaim("in_progress")
-        return storage.existing_claim(fingerprint, row[0], row[1])
+            if row is None:  # released by its failed request just now: a retry may claim it
+                return storage.KeyClaim("in_progress")
+            return storage.existing_claim(fingerprint, row[0], row[1])
+
+        # Running it again is running it once: expired keys are gone either way, and a claim
+        # the failed attempt made is this call's own (`now`, `fingerprint`) to take again.
+        return await self._run(claim)
 
     async def create_once(self, produto: Produto, key: str, claimed_at: float) -> Produto:
-        async with self._transaction() as connection:
-            created = await _insert(connection, produto)
-            kept = await connection.execute(
-                "UPDATE idempotency_keys SET produto_id = $1 "
-                "WHERE key = $2 AND created_at = $3 AND produto_id IS NULL",
-                created.id,
+        committing = False
+
+        async def create(connection: Connection) -> Produto:
+            nonlocal committing
+            committing = False
+            async with connection.transaction():
+                created = await _insert(connection, produto)
+                kept = await connection.execute(
+                    "UPDATE idempotency_keys SET produto_id = $1 "
+                    "WHERE key = $2 AND created_at = $3 AND produto_id IS NULL",
+                    created.id,
+                    key,
+                    claimed_at,
+                )
+                if kept != "UPDATE 1":
+                    raise storage.KeyTaken(key)  # leaving the block rolls the product back
+                committing = True  # leaving the block sends COMMIT
+            return created
+
+        return await self._run(create, lambda error: not committing or _refused(error))
+
+    async def release_key(self, key: str, claimed_at: float) -> None:
+        """Runs again whatever it met: removing the unfinished claim made at `claimed_at` twice
+        is removing it once."""
+
+        async def release(connection: Connection) -> None:
+            await connection.execute(
+                "DELETE FROM idempotency_keys "
+                "WHERE key = $1 AND created_at = $2 AND produto_id IS NULL",
                 key,
                 claimed_at,
             )
-            if kept != "UPDATE 1":
-                raise storage.KeyTaken(key)  # leaving the transaction rolls the new product back
-        return created
 
-    async def release_key(self, key: str) -> None:
-        async with self._connection() as connection:
-            await connection.execute(
-                "DELETE FROM idempotency_keys WHERE key = $1 AND produto_id IS NULL", key
-            )
+        await self._run(release)
 
     async def schema_version(self) -> str | None:
         try:

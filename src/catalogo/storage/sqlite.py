@@ -291,9 +291,10 @@ class SQLiteStorage:
 
         return await self._writer.submit(run)
 
-    async def release_key(self, key: str) -> None:
+    async def release_key(self, key: str, claimed_at: float) -> None:
         await self._write(
-            "DELETE FROM idempotency_keys WHERE key = ? AND produto_id IS NULL", (key,)
+            "DELETE FROM idempotency_keys WHERE key = ? AND created_at = ? AND produto_id IS NULL",
+            (key, claimed_at),
         )
 
     async def schema_version(self) -> str | None:
