@@ -7,7 +7,12 @@ refuse a schema that is not current, since several instances must never race to 
 
 import argparse
 import asyncio
+import contextlib
+import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 
 from catalogo import migrations, produtos
 from catalogo.settings import Settings, SettingsError
@@ -44,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
             migrations.upgrade(settings)  # once here, so that workers start on a current schema
         if args.command == "serve":
             asyncio.run(_check(settings))
-            _serve(args.host, args.port, args.workers)
+            _serve(settings, args.host, args.port, args.workers)
         elif args.command == "seed":
             print(f"catalogo: added {asyncio.run(_seed(settings, args.count))} products")
     except migrations.SchemaOutdated as error:
@@ -70,16 +75,48 @@ async def _seed(settings: Settings, count: int) -> int:
         await storage.close()
 
 
-def _serve(host: str, port: int, workers: int) -> None:
+def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
+    """Granian serves until SIGTERM (or Ctrl-C): it stops accepting, lets every worker finish
+    the requests it has begun, then runs the app's shutdown; this returns when all are done."""
     from granian import Granian
     from granian.constants import Interfaces
 
-    print(f"catalogo: serving http://{host}:{port}/produtos", flush=True)
-    Granian(
-        "catalogo.app:create_app",
-        factory=True,
-        address=host,
-        port=port,
-        workers=workers,
-        interface=Interfaces.ASGI,
-    ).serve()
+    with _metrics_exported(settings, port):
+        print(f"catalogo: serving http://{host}:{port}/produtos", flush=True)
+        Granian(
+            "catalogo.app:create_app",
+            factory=True,
+            address=host,
+            port=port,
+            workers=workers,
+            interface=Interfaces.ASGI,
+        ).serve()
+
+
+@contextlib.contextmanager
+def _metrics_exported(settings: Settings, port: int) -> Iterator[None]:
+    """With CATALOGO_METRICS_PORT set, the workers' metrics are served there (metrics.py) from a
+    folder of this serve's own, removed when it stops."""
+    if settings.metrics_port is None:
+        yield
+        return
+    if settings.metrics_port == port:
+        sys.exit("catalogo: CATALOGO_METRICS_PORT must be another port than the site's")
+    folder = tempfile.mkdtemp(prefix="catalogo-metrics-")
+    # Before prometheus_client is first imported: it chooses multiprocess mode on import, and
+    # the workers forked from this process keep what was imported here.
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+    from catalogo import metrics
+
+    try:
+        with metrics.exporting(settings.metrics_host, settings.metrics_port, folder):
+            print(
+                f"catalogo: metrics on http://{settings.metrics_host}:{settings.metrics_port}"
+                "/metrics",
+                flush=True,
+            )
+            yield
+    except metrics.CannotExport as error:
+        sys.exit(f"catalogo: {error}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -24,6 +24,9 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     database_pool_size: int = 10
     lock_timeout_ms: int = 5000
+    access_log: bool = True
+    metrics_port: int | None = None  # None: no metrics
+    metrics_host: str = "127.0.0.1"
 
     def __post_init__(self) -> None:
         sqlite = self.database_url.startswith("sqlite:///")
@@ -43,6 +46,12 @@ class Settings:
             raise SettingsError("CATALOGO_DATABASE_POOL_SIZE must be between 1 and 100")
         if not 1 <= self.lock_timeout_ms <= 60_000:
             raise SettingsError("CATALOGO_LOCK_TIMEOUT_MS must be between 1 and 60000")
+        if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
+            raise SettingsError(
+                "CATALOGO_METRICS_PORT must be a port number, 1 to 65535 (unset: no metrics)"
+            )
+        if not self.metrics_host:
+            raise SettingsError("CATALOGO_METRICS_HOST must be an address, such as 127.0.0.1")
 
     @property
     def database(self) -> Literal["sqlite", "postgresql"]:
@@ -63,6 +72,9 @@ class Settings:
                 environ, "CATALOGO_DATABASE_POOL_SIZE", cls.database_pool_size
             ),
             lock_timeout_ms=_whole_number(environ, "CATALOGO_LOCK_TIMEOUT_MS", cls.lock_timeout_ms),
+            access_log=_on_or_off(environ, "CATALOGO_ACCESS_LOG", cls.access_log),
+            metrics_port=_optional_number(environ, "CATALOGO_METRICS_PORT"),
+            metrics_host=environ.get("CATALOGO_METRICS_HOST", cls.metrics_host),
         )
 
 
@@ -71,6 +83,19 @@ def _whole_number(environ: Mapping[str, str], variable: str, default: int) -> in
         return int(environ.get(variable, default))
     except ValueError:
         raise SettingsError(f"{variable} must be a whole number") from None
+
+
+def _optional_number(environ: Mapping[str, str], variable: str) -> int | None:
+    """A number that may be left out: unset, or empty as an env file may leave it, is None."""
+    value = environ.get(variable, "")
+    return _whole_number(environ, variable, 0) if value else None
+
+
+def _on_or_off(environ: Mapping[str, str], variable: str, default: bool) -> bool:
+    value = environ.get(variable, "")
+    if value not in ("", "on", "off"):
+        raise SettingsError(f"{variable} must be on or off")
+    return default if not value else value == "on"
 
 
 def _without_password(url: str) -> str:

@@ -14,7 +14,7 @@ Retry-After); the pool opens new connections by itself once the server is back.
 import contextlib
 import itertools
 import time
-from collections.abc import AsyncIterator, Collection, Iterable
+from collections.abc import AsyncIterator, Callable, Collection, Iterable
 from typing import Any, TypeAlias
 
 import asyncpg
@@ -78,11 +78,15 @@ async def _no_reset(connection: asyncpg.Connection) -> None:
 
 
 class PostgresStorage:
-    def __init__(self, pool: "asyncpg.Pool[asyncpg.Record]") -> None:
+    def __init__(self, pool: "asyncpg.Pool[asyncpg.Record]", taken: Callable[[int], None]) -> None:
+        """`taken` is told of each connection taken from the pool (+1) and returned (-1)."""
         self._pool = pool
+        self._taken = taken
 
     @classmethod
-    async def open(cls, url: str, pool_size: int, lock_timeout_ms: int) -> "PostgresStorage":
+    async def open(
+        cls, url: str, pool_size: int, lock_timeout_ms: int, taken: Callable[[int], None]
+    ) -> "PostgresStorage":
         """`lock_timeout_ms` bounds a wait for another session's lock, as SQLite's busy_timeout."""
         pool = await asyncpg.create_pool(
             url,
@@ -93,13 +97,17 @@ class PostgresStorage:
             command_timeout=COMMAND_TIMEOUT_S,
             server_settings={**SERVER_SETTINGS, "lock_timeout": f"{int(lock_timeout_ms)}ms"},
         )
-        return cls(pool)
+        return cls(pool, taken)
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[Connection]:
         try:
             async with self._pool.acquire(timeout=ACQUIRE_TIMEOUT_S) as connection:
-                yield connection
+                self._taken(1)
+                try:
+                    yield connection
+                finally:
+                    self._taken(-1)
         except _UNAVAILABLE as error:
             raise storage.StorageUnavailable(f"{type(error).__name__}: {error}") from error
 
