@@ -13,6 +13,8 @@ def test_with_no_variables_the_defaults_are_a_local_sqlite_file() -> None:
     assert settings.max_body_bytes == 1024 * 1024
     assert settings.database_pool_size == 10
     assert settings.lock_timeout_ms == 5000
+    assert settings.access_log is True
+    assert (settings.metrics_port, settings.metrics_host) == (None, "127.0.0.1")
 
 
 def test_each_variable_is_read() -> None:
@@ -23,11 +25,25 @@ def test_each_variable_is_read() -> None:
             "CATALOGO_MAX_BODY_BYTES": "4096",
             "CATALOGO_DATABASE_POOL_SIZE": "4",
             "CATALOGO_LOCK_TIMEOUT_MS": "250",
+            "CATALOGO_ACCESS_LOG": "off",
+            "CATALOGO_METRICS_PORT": "9100",
+            "CATALOGO_METRICS_HOST": "192.0.2.10",
         }
     )
     assert settings.sqlite_path == "/var/lib/catalogo/c.db"
     assert (settings.page_size, settings.max_body_bytes) == (20, 4096)
     assert (settings.database_pool_size, settings.lock_timeout_ms) == (4, 250)
+    assert settings.access_log is False
+    assert (settings.metrics_port, settings.metrics_host) == (9100, "192.0.2.10")
+
+
+@pytest.mark.parametrize(("value", "on"), [("on", True), ("off", False), ("", True)])
+def test_the_access_log_is_on_unless_turned_off(value: str, on: bool) -> None:
+    assert Settings.from_env({"CATALOGO_ACCESS_LOG": value}).access_log is on
+
+
+def test_an_empty_metrics_port_as_an_env_file_may_leave_it_means_no_metrics() -> None:
+    assert Settings.from_env({"CATALOGO_METRICS_PORT": ""}).metrics_port is None
 
 
 @pytest.mark.parametrize(
@@ -60,6 +76,13 @@ def test_a_refused_url_is_shown_without_its_password() -> None:
         ({"CATALOGO_LOCK_TIMEOUT_MS": "0"}, "CATALOGO_LOCK_TIMEOUT_MS"),
         ({"CATALOGO_LOCK_TIMEOUT_MS": "60001"}, "CATALOGO_LOCK_TIMEOUT_MS"),
         ({"CATALOGO_LOCK_TIMEOUT_MS": "5s"}, "CATALOGO_LOCK_TIMEOUT_MS"),
+        ({"CATALOGO_ACCESS_LOG": "yes"}, "CATALOGO_ACCESS_LOG"),
+        ({"CATALOGO_ACCESS_LOG": "ON"}, "CATALOGO_ACCESS_LOG"),
+        ({"CATALOGO_METRICS_PORT": "0"}, "CATALOGO_METRICS_PORT"),
+        ({"CATALOGO_METRICS_PORT": "65536"}, "CATALOGO_METRICS_PORT"),
+        ({"CATALOGO_METRICS_PORT": "-1"}, "CATALOGO_METRICS_PORT"),
+        ({"CATALOGO_METRICS_PORT": "metrics"}, "CATALOGO_METRICS_PORT"),
+        ({"CATALOGO_METRICS_PORT": "9100", "CATALOGO_METRICS_HOST": ""}, "CATALOGO_METRICS_HOST"),
     ],
 )
 def test_a_value_we_cannot_use_is_refused_naming_the_variable(
