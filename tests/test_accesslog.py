@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
 from starlette.testclient import TestClient
 from starlette.types import Message, Receive, Scope, Send
 
@@ -146,6 +148,10 @@ class TestTheLine:
         )
 
 
+async def _last_resort(request: Request, error: Exception) -> Response:
+    return PlainTextResponse("falhou", 500)
+
+
 def _answer(status: int, body: bytes = b"") -> Any:
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": status, "headers": []})
@@ -155,11 +161,14 @@ def _answer(status: int, body: bytes = b"") -> Any:
 
 
 def _call(
-    layer: AccessLog, path: str = "/x", headers: list[tuple[bytes, bytes]] | None = None
+    layer: AccessLog,
+    path: str = "/x",
+    headers: list[tuple[bytes, bytes]] | None = None,
+    sent: list[Message] | None = None,
 ) -> list[Message]:
     """Sends one request through the layer, and lets the event loop turn once more so that
-    the layer writes its line."""
-    sent: list[Message] = []
+    the layer writes its line; returns what the layer sent (also into `sent`, if given)."""
+    sent = [] if sent is None else sent
     scope = {"type": "http", "method": "GET", "path": path, "headers": headers or []}
 
     async def receive() -> Message:
@@ -183,43 +192,62 @@ class TestTheLayer:
     def test_a_forged_id_never_reaches_the_answer_or_the_line(
         self, sent: str, capfd: pytest.CaptureFixture[str]
     ) -> None:
-        messages = _call(AccessLog(_answer(200), True), headers=[(b"x-request-id", sent.encode())])
+        messages = _call(
+            AccessLog(_answer(200), True, _last_resort), headers=[(b"x-request-id", sent.encode())]
+        )
         echoed = dict(messages[0]["headers"])[b"x-request-id"].decode()
         assert echoed != sent and MADE_ID.fullmatch(echoed)
         assert json.loads(capfd.readouterr().err)["request_id"] == echoed
 
     def test_two_ids_are_neither_used(self, capfd: pytest.CaptureFixture[str]) -> None:
         headers = [(b"x-request-id", b"one"), (b"x-request-id", b"two")]
-        messages = _call(AccessLog(_answer(200), True), headers=headers)
+        messages = _call(AccessLog(_answer(200), True, _last_resort), headers=headers)
         assert MADE_ID.fullmatch(dict(messages[0]["headers"])[b"x-request-id"].decode())
 
     @pytest.mark.parametrize(
         "sent", ["8f0c2c1e-5d55-4c7e-9a51-2f8f7a9d2b61", "a.b:c_d-e", "x" * 128]
     )
     def test_a_plain_token_is_kept(self, sent: str, capfd: pytest.CaptureFixture[str]) -> None:
-        messages = _call(AccessLog(_answer(200), True), headers=[(b"x-request-id", sent.encode())])
+        messages = _call(
+            AccessLog(_answer(200), True, _last_resort), headers=[(b"x-request-id", sent.encode())]
+        )
         assert dict(messages[0]["headers"])[b"x-request-id"] == sent.encode()
         assert json.loads(capfd.readouterr().err)["request_id"] == sent
 
-    def test_an_app_that_fails_before_answering_is_logged_as_the_500_the_server_sends(
+    def test_an_error_before_an_answer_gets_the_last_resort_answer_with_its_id_then_goes_on(
         self, capfd: pytest.CaptureFixture[str]
     ) -> None:
         async def failing(scope: Scope, receive: Receive, send: Send) -> None:
             raise RuntimeError("bug")
 
-        with pytest.raises(RuntimeError):
-            _call(AccessLog(failing, True))
+        sent: list[Message] = []
+        with pytest.raises(RuntimeError):  # for the server to see, as Starlette's own does
+            _call(AccessLog(failing, True, _last_resort), sent=sent)
+        assert sent[0]["status"] == 500 and b"x-request-id" in dict(sent[0]["headers"])
         line = json.loads(capfd.readouterr().err)
-        assert (line["status"], line["bytes"]) == (500, 0)
+        assert (line["status"], line["bytes"]) == (500, len("falhou"))
+
+    def test_an_error_after_the_answer_began_is_not_answered_again(
+        self, capfd: pytest.CaptureFixture[str]
+    ) -> None:
+        async def failing(scope: Scope, receive: Receive, send: Send) -> None:
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            raise RuntimeError("bug")
+
+        sent: list[Message] = []
+        with pytest.raises(RuntimeError):
+            _call(AccessLog(failing, True, _last_resort), sent=sent)
+        assert [message["type"] for message in sent] == ["http.response.start"]
+        assert json.loads(capfd.readouterr().err)["status"] == 200
 
     def test_a_path_that_is_not_text_is_still_logged(
         self, capfd: pytest.CaptureFixture[str]
     ) -> None:
-        _call(AccessLog(_answer(404), True), path="/produtos/\ud800")
+        _call(AccessLog(_answer(404), True, _last_resort), path="/produtos/\ud800")
         assert json.loads(capfd.readouterr().err)["path"] == "/produtos/\\ud800"
 
     def test_off_writes_no_line_and_keeps_the_id(self, capfd: pytest.CaptureFixture[str]) -> None:
-        messages = _call(AccessLog(_answer(200, b"ok"), False))
+        messages = _call(AccessLog(_answer(200, b"ok"), False, _last_resort))
         assert MADE_ID.fullmatch(dict(messages[0]["headers"])[b"x-request-id"].decode())
         assert capfd.readouterr().err == ""
 

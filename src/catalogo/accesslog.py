@@ -16,8 +16,13 @@ leaves it out; the id stays):
 `route` is the template of the route that answered, null for a request answered before
 routing (the guard's 400, 403, 413) or matching no route (404); `path` is the path as sent,
 percent-decoded, cut at 1,024 characters; `method` is the method as sent, before a form's
-`_method`. app.py puts this middleware outside Starlette's last-resort 500 handler, so a 500
-is logged, and carries its id, like any other answer.
+`_method`.
+
+It is also the last resort: an exception that reaches it before an answer began is answered
+with `last_resort` (errors.py's 500 page), then raised on for the server, as Starlette's
+ServerErrorMiddleware does. app.py puts it there instead of that middleware, so a 500 is
+logged, and carries its id, like any other answer, and a request goes through one layer
+fewer: each costs about as much as the access-log line (docs/operations.md).
 """
 
 import asyncio
@@ -25,10 +30,11 @@ import itertools
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import orjson
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalogo import logs
@@ -41,12 +47,13 @@ PATH_LIMIT = 1024
 # What the metrics see of each answer: method, route template (None: unrouted), status,
 # seconds taken, and the response's headers.
 Observer = Callable[[str, str | None, int, float, Sequence[tuple[bytes, bytes]]], None]
+LastResort = Callable[[Request, Exception], Awaitable[Response]]
 
 
 def request_id(request: Request) -> str:
     """The id of the request being answered, given to it before anything else ran."""
-    found: str = request.scope.get(_SCOPE_KEY, "")
-    return found
+    found: bytes = request.scope.get(_SCOPE_KEY, b"")
+    return found.decode()
 
 
 def _id_from(headers: Sequence[tuple[bytes, bytes]]) -> bytes | None:
@@ -61,9 +68,16 @@ def _id_from(headers: Sequence[tuple[bytes, bytes]]) -> bytes | None:
 
 
 class AccessLog:
-    def __init__(self, app: ASGIApp, enabled: bool, observe: Observer | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        enabled: bool,
+        last_resort: LastResort,
+        observe: Observer | None = None,
+    ) -> None:
         self.app = app
         self.enabled = enabled
+        self.last_resort = last_resort
         self.observe = observe
         # Ids made here: this process's random prefix and a count. Starlette builds this
         # middleware on the first request, so in the worker process: each has its own prefix.
@@ -78,7 +92,7 @@ class AccessLog:
         started = time.perf_counter()
         method = scope["method"]
         rid = _id_from(scope["headers"]) or b"%s%x" % (self._prefix, next(self._made))
-        scope[_SCOPE_KEY] = rid.decode()
+        scope[_SCOPE_KEY] = rid  # bytes, ASCII: decoded only where it is shown
         status = 500  # what the server answers if the app ends without an answer
         headers: list[tuple[bytes, bytes]] = []
         size = 0
@@ -95,6 +109,11 @@ class AccessLog:
 
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception as error:
+            if not headers:  # nothing sent yet: the 500 page, then the error goes on up
+                answer = await self.last_resort(Request(scope), error)
+                await answer(scope, receive, send_with_id)
+            raise
         finally:
             seconds = time.perf_counter() - started
             route = scope.get("route")
@@ -132,7 +151,7 @@ def _line(
         "level": "info",
         "logger": "catalogo.access",
         "message": "request",
-        "request_id": scope[_SCOPE_KEY],
+        "request_id": scope[_SCOPE_KEY].decode(),
         "method": method,
         "route": route,
         "path": scope["path"][:PATH_LIMIT],

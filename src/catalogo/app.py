@@ -11,12 +11,13 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.middleware import Middleware
+from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from catalogo import errors, logs, migrations
-from catalogo.accesslog import AccessLog
+from catalogo.accesslog import AccessLog, LastResort
 from catalogo.guard import SECURITY_HEADERS, Guard
 from catalogo.produtos import ID_PATTERN
 from catalogo.resources import Services
@@ -54,15 +55,25 @@ register_url_convertor("produto_id", ProdutoId())
 
 
 class _Catalogo(Starlette):
-    """Starlette with one more layer outside all of its own, its last-resort 500 handler
-    included: the access log sees every answer, a 500 too, and gives it its request id first."""
+    """Starlette with the access log (accesslog.py) outermost, in the place of Starlette's
+    ServerErrorMiddleware, whose work it does: it sees every answer, a 500 too, and gives each
+    its request id first; and a request goes through one layer fewer. The rest is Starlette's
+    own stack: the middleware given, then ExceptionMiddleware with the other handlers, then
+    the router."""
 
-    def __init__(self, outermost: Callable[[ASGIApp], ASGIApp], **options: Any) -> None:
+    def __init__(
+        self, access_log: Callable[[ASGIApp, LastResort], ASGIApp], **options: Any
+    ) -> None:
         super().__init__(**options)
-        self._outermost = outermost
+        self._access_log = access_log
 
     def build_middleware_stack(self) -> ASGIApp:
-        return self._outermost(super().build_middleware_stack())
+        handlers = dict(self.exception_handlers)
+        last_resort = handlers.pop(Exception)
+        app: ASGIApp = ExceptionMiddleware(self.router, handlers=handlers)
+        for cls, args, kwargs in reversed(self.user_middleware):
+            app = cls(app, *args, **kwargs)
+        return self._access_log(app, last_resort)
 
 
 def create_app(settings: Settings | None = None) -> Starlette:
@@ -90,7 +101,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await storage.close()
 
     app = _Catalogo(
-        lambda inner: AccessLog(inner, settings.access_log, observe),
+        lambda inner, last_resort: AccessLog(inner, settings.access_log, last_resort, observe),
         routes=[
             Route("/produtos/{id:produto_id}", ProdutoResource),
             Route("/produtos/{id:produto_id}/remocao", RemocaoResource),
