@@ -18,6 +18,7 @@ from tests.helpers import (
     ONLY_SQLITE,
     all_at_once,
     create_via_form,
+    eventually,
     post_form,
     stored_names,
 )
@@ -31,7 +32,6 @@ from tests.processes import (
     start_serving,
     stop,
 )
-from tests.test_deploy import eventually
 
 
 def test_the_whole_flow_works_over_a_socket(database: str, tmp_path: Path, db: Database) -> None:

@@ -11,7 +11,6 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -24,7 +23,7 @@ import pytest
 from catalogo import migrations
 from catalogo.settings import Settings
 from tests.databases import Database, unavailable
-from tests.helpers import JSON, all_at_once, create_via_form, post_form
+from tests.helpers import JSON, all_at_once, create_via_form, eventually, post_form
 from tests.processes import OwnPostgreSQL, fetch, free_port, http_client, start_serving, stop
 from tests.test_accesslog import access_lines
 
@@ -58,15 +57,6 @@ class Stack:
 
 def _log(logs: Path, n: int) -> Path:
     return logs / f"catalogo{n + 1}.log"
-
-
-def eventually(condition: Callable[[], bool], seconds: float = 30) -> None:
-    """Waits for something HAProxy or the pool does on its own schedule (HAProxy checks every
-    second): a bounded poll of the condition itself, never a fixed wait."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "not within the time allowed"
-        time.sleep(0.05)
 
 
 def _start_instances(

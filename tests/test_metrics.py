@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.databases import Database
-from tests.helpers import JSON, all_at_once
+from tests.helpers import JSON, all_at_once, eventually
 from tests.processes import (
     CATALOGO,
     catalogo,
@@ -23,7 +23,6 @@ from tests.processes import (
     stop,
 )
 from tests.test_accesslog import MADE_ID, access_lines, line_of
-from tests.test_deploy import eventually
 
 HEALTH = ("GET", "/healthz", "200")
 IN_USE = ("catalogo_database_connections_in_use", frozenset[tuple[str, str]]())
