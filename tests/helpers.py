@@ -5,6 +5,7 @@ or one talking to a real `catalogo serve` over a socket."""
 import dataclasses
 import html.parser
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import NamedTuple, TypeVar
@@ -114,6 +115,15 @@ def all_at_once(
             (e for e in errors if not isinstance(e, threading.BrokenBarrierError)), errors[0]
         )
     return [results[i] for i in range(n)]
+
+
+def eventually(condition: Callable[[], bool], seconds: float = 30) -> None:
+    """Waits for something a server, HAProxy or a pool does on its own schedule (HAProxy checks
+    every second): a bounded poll of the condition itself, never a fixed wait."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not within the time allowed"
+        time.sleep(0.05)
 
 
 class FailingStorage:

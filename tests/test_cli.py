@@ -1,8 +1,10 @@
-"""The real `catalogo serve` process, driven over a socket: restarts, kill -9, two workers,
-idle clients by the thousand."""
+"""The real `catalogo serve` process, driven over a socket: restarts, kill -9, SIGTERM, two
+workers, idle clients by the thousand."""
 
 import asyncio
+import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -18,10 +20,20 @@ from tests.helpers import (
     ONLY_SQLITE,
     all_at_once,
     create_via_form,
+    eventually,
     post_form,
     stored_names,
 )
-from tests.processes import CATALOGO, catalogo, fetch, free_port, http_client, serving, stop
+from tests.processes import (
+    CATALOGO,
+    catalogo,
+    fetch,
+    free_port,
+    http_client,
+    serving,
+    start_serving,
+    stop,
+)
 
 
 def test_the_whole_flow_works_over_a_socket(database: str, tmp_path: Path, db: Database) -> None:
@@ -198,3 +210,76 @@ def test_seed_adds_that_many_valid_products(database: str, db: Database) -> None
     rows = db.execute(f"SELECT nome, {db.centavos} FROM produtos").fetchall()
     assert len(rows) == 25
     assert all(nome and 0 < centavos <= 99_999_999_999 for nome, centavos in rows)
+
+
+def _response(connection: socket.socket) -> tuple[int, bytes]:
+    """One HTTP/1.1 response read off a raw connection: its status and body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += connection.recv(65536) or pytest.fail(f"connection closed: {data!r}")
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head)[1])  # type: ignore[index]
+    while len(body) < length:
+        body += connection.recv(65536) or pytest.fail("connection closed in the body")
+    return int(head.split()[1]), body
+
+
+def _unread(server_port: int, client: socket.socket) -> int:
+    """Bytes the client sent that the server has not read yet (the server side's receive
+    queue, from /proc/net/tcp)."""
+    client_port = client.getsockname()[1]
+    for row in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = row.split()
+        local, remote = fields[1].split(":")[1], fields[2].split(":")[1]
+        if (int(local, 16), int(remote, 16)) == (server_port, client_port):
+            return int(fields[4].split(":")[1], 16)
+    raise AssertionError("no such connection")
+
+
+def _refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+@ONLY_SQLITE
+@pytest.mark.parametrize("group", [True, False], ids=["to its process group", "to serve alone"])
+def test_sigterm_finishes_the_request_under_way_refuses_new_ones_and_exits_0(
+    database: str, db: Database, tmp_path: Path, group: bool
+) -> None:
+    """As systemd stops a unit (SIGTERM to every process of it), or as `kill` does (to serve's
+    own process, which passes it on to its workers): a request whose body is still on its way
+    when the signal comes is answered, and nothing else is let in."""
+    log = tmp_path / "serve.log"
+    base, process = start_serving(database, log, "--workers", "2")
+    try:
+        # Both workers up: one still starting would miss the signal (Granian's; cli.py's
+        # STOP_TIMEOUT_S bounds that case, which is not the one tested here).
+        eventually(lambda: log.read_text().count("Started worker-") == 2)
+        port = int(base.rsplit(":", 1)[1])
+        body = b'{"nome": "Caneca", "preco": "29.90"}'
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+            connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert _response(connection)[0] == 200  # a worker has taken this connection
+            connection.sendall(
+                b"POST /produtos HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(body), body[:10])
+            )
+            eventually(lambda: _unread(port, connection) == 0)  # the worker has begun it
+            if group:
+                os.killpg(process.pid, signal.SIGTERM)
+            else:
+                process.send_signal(signal.SIGTERM)
+            eventually(lambda: _refused(port))  # while the request is still under way
+            assert process.poll() is None
+            connection.sendall(body[10:])
+            status, answer = _response(connection)
+        assert (status, json.loads(answer)["nome"]) == (201, "Caneca")
+        assert process.wait(timeout=10) == 0  # well within STOP_TIMEOUT_S: nothing cut off
+    finally:
+        stop(process, signal.SIGKILL)  # only if the test failed before it exited
+    assert stored_names(db) == ["Caneca"]
+    assert "Granian shutdown completed" in log.read_text()

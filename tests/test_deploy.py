@@ -7,10 +7,10 @@ import grp
 import io
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -23,8 +23,9 @@ import pytest
 from catalogo import migrations
 from catalogo.settings import Settings
 from tests.databases import Database, unavailable
-from tests.helpers import JSON, all_at_once, create_via_form, post_form
+from tests.helpers import JSON, all_at_once, create_via_form, eventually, post_form
 from tests.processes import OwnPostgreSQL, fetch, free_port, http_client, start_serving, stop
+from tests.test_accesslog import access_lines
 
 pytestmark = pytest.mark.postgresql
 
@@ -56,15 +57,6 @@ class Stack:
 
 def _log(logs: Path, n: int) -> Path:
     return logs / f"catalogo{n + 1}.log"
-
-
-def eventually(condition: Callable[[], bool], seconds: float = 30) -> None:
-    """Waits for something HAProxy or the pool does on its own schedule (HAProxy checks every
-    second): a bounded poll of the condition itself, never a fixed wait."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "not within the time allowed"
-        time.sleep(0.05)
 
 
 def _start_instances(
@@ -167,6 +159,35 @@ def test_what_one_instance_writes_every_other_reads_at_once(stack: Stack) -> Non
     for base in [first, others[1], stack.balancer]:
         seen = fetch("GET", f"{base}{path}", headers=JSON)
         assert (seen.json()["nome"], seen.headers["etag"]) == ("Caneca azul", '"2-json"')
+
+
+def test_the_balancers_request_id_is_in_its_log_the_instances_log_and_the_answer(
+    stack: Stack,
+) -> None:
+    """HAProxy gives each request a UUID of its own, in place of one a client made up."""
+    with http_client(stack.balancer) as client:
+        response = client.get("/produtos/999999", headers={**JSON, "x-request-id": "forjado-1"})
+    assert response.status_code == 404
+    request_id = response.headers["x-request-id"]
+    assert re.fullmatch(
+        r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", request_id
+    )
+    assert response.json()["request_id"] == request_id  # the instance's problem details
+
+    def instance_line() -> list[dict[str, object]]:
+        logs = [_log(stack.logs, n) for n in range(len(stack.instances))]
+        return [
+            line for log in logs for line in access_lines(log) if line["request_id"] == request_id
+        ]
+
+    eventually(lambda: len(instance_line()) == 1)
+    assert instance_line()[0]["path"] == "/produtos/999999"
+    eventually(lambda: request_id in (stack.logs / "haproxy.log").read_text())
+    [balancer_line] = [
+        line for line in (stack.logs / "haproxy.log").read_text().splitlines() if request_id in line
+    ]
+    assert balancer_line.endswith(f'"GET /produtos/999999 HTTP/1.1" {request_id}')
+    assert " 404 " in balancer_line and "forjado-1" not in balancer_line
 
 
 def test_thirty_creates_at_once_through_the_balancer_make_exactly_thirty_products(

@@ -16,6 +16,8 @@ def test_with_no_variables_the_defaults_are_a_local_sqlite_file() -> None:
     assert settings.allowed_hosts == ("localhost", "127.0.0.1", "[::1]")
     assert (settings.header_timeout_ms, settings.body_timeout_ms) == (10_000, 10_000)
     assert settings.max_connections == 10_000
+    assert settings.access_log is True
+    assert (settings.metrics_port, settings.metrics_host) == (None, "127.0.0.1")
 
 
 def test_each_variable_is_read() -> None:
@@ -30,6 +32,9 @@ def test_each_variable_is_read() -> None:
             "CATALOGO_HEADER_TIMEOUT_MS": "5000",
             "CATALOGO_BODY_TIMEOUT_MS": "20000",
             "CATALOGO_MAX_CONNECTIONS": "2000",
+            "CATALOGO_ACCESS_LOG": "off",
+            "CATALOGO_METRICS_PORT": "9100",
+            "CATALOGO_METRICS_HOST": "192.0.2.10",
         }
     )
     assert settings.sqlite_path == "/var/lib/catalogo/c.db"
@@ -38,6 +43,17 @@ def test_each_variable_is_read() -> None:
     assert settings.allowed_hosts == ("catalogo.example.com", ".loja.example")
     assert (settings.header_timeout_ms, settings.body_timeout_ms) == (5000, 20_000)
     assert settings.max_connections == 2000
+    assert settings.access_log is False
+    assert (settings.metrics_port, settings.metrics_host) == (9100, "192.0.2.10")
+
+
+@pytest.mark.parametrize(("value", "on"), [("on", True), ("off", False), ("", True)])
+def test_the_access_log_is_on_unless_turned_off(value: str, on: bool) -> None:
+    assert Settings.from_env({"CATALOGO_ACCESS_LOG": value}).access_log is on
+
+
+def test_an_empty_metrics_port_as_an_env_file_may_leave_it_means_no_metrics() -> None:
+    assert Settings.from_env({"CATALOGO_METRICS_PORT": ""}).metrics_port is None
 
 
 @pytest.mark.parametrize(
@@ -80,6 +96,13 @@ def test_a_refused_url_is_shown_without_its_password() -> None:
         ({"CATALOGO_BODY_TIMEOUT_MS": "600001"}, "CATALOGO_BODY_TIMEOUT_MS"),
         ({"CATALOGO_BODY_TIMEOUT_MS": "10s"}, "CATALOGO_BODY_TIMEOUT_MS"),
         ({"CATALOGO_MAX_CONNECTIONS": "99"}, "CATALOGO_MAX_CONNECTIONS"),
+        ({"CATALOGO_ACCESS_LOG": "yes"}, "CATALOGO_ACCESS_LOG"),
+        ({"CATALOGO_ACCESS_LOG": "ON"}, "CATALOGO_ACCESS_LOG"),
+        ({"CATALOGO_METRICS_PORT": "0"}, "CATALOGO_METRICS_PORT"),
+        ({"CATALOGO_METRICS_PORT": "65536"}, "CATALOGO_METRICS_PORT"),
+        ({"CATALOGO_METRICS_PORT": "-1"}, "CATALOGO_METRICS_PORT"),
+        ({"CATALOGO_METRICS_PORT": "metrics"}, "CATALOGO_METRICS_PORT"),
+        ({"CATALOGO_METRICS_PORT": "9100", "CATALOGO_METRICS_HOST": ""}, "CATALOGO_METRICS_HOST"),
     ],
 )
 def test_a_value_we_cannot_use_is_refused_naming_the_variable(

@@ -4,16 +4,20 @@
 serve `catalogo.app:create_app` as a factory; tests pass their own `Settings`.
 """
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.middleware import Middleware
+from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
 
-from catalogo import errors, migrations
+from catalogo import errors, logs, migrations
+from catalogo.accesslog import AccessLog, LastResort
 from catalogo.guard import SECURITY_HEADERS, Guard
 from catalogo.produtos import ID_PATTERN
 from catalogo.resources import Services
@@ -31,7 +35,7 @@ from catalogo.resources.produtos import (
     RemocaoResource,
 )
 from catalogo.settings import Settings
-from catalogo.storage import open_storage
+from catalogo.storage import Instruments, open_storage
 
 
 class ProdutoId(Convertor[int]):
@@ -50,14 +54,45 @@ class ProdutoId(Convertor[int]):
 register_url_convertor("produto_id", ProdutoId())
 
 
+class _Catalogo(Starlette):
+    """Starlette with the access log (accesslog.py) outermost, in the place of Starlette's
+    ServerErrorMiddleware, whose work it does: it sees every answer, a 500 too, and gives each
+    its request id first; and a request goes through one layer fewer. The rest is Starlette's
+    own stack: the middleware given, then ExceptionMiddleware with the other handlers, then
+    the router."""
+
+    def __init__(
+        self, access_log: Callable[[ASGIApp, LastResort], ASGIApp], **options: Any
+    ) -> None:
+        super().__init__(**options)
+        self._access_log = access_log
+
+    def build_middleware_stack(self) -> ASGIApp:
+        handlers = dict(self.exception_handlers)
+        last_resort = handlers.pop(Exception)
+        app: ASGIApp = ExceptionMiddleware(self.router, handlers=handlers)
+        for cls, args, kwargs in reversed(self.user_middleware):
+            app = cls(app, *args, **kwargs)
+        return self._access_log(app, last_resort)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     settings = settings or Settings.from_env()
+    logs.configure()
+    instruments = Instruments()
+    observe = None
+    if settings.metrics_port is not None:
+        from catalogo.metrics import Recorder  # only then: see metrics.py
+
+        recorder = Recorder()
+        instruments = Instruments(recorder.commit_size, recorder.connections_taken)
+        observe = recorder.observe
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if settings.database == "sqlite":
             migrations.upgrade(settings)  # SQLite migrates itself, for the one-command start
-        storage = await open_storage(settings)
+        storage = await open_storage(settings, instruments)
         try:
             await migrations.require_current(storage)
             app.state.services = Services(settings, storage, migrations.head())
@@ -65,7 +100,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         finally:
             await storage.close()
 
-    app = Starlette(
+    app = _Catalogo(
+        lambda inner, last_resort: AccessLog(inner, settings.access_log, last_resort, observe),
         routes=[
             Route("/produtos/{id:produto_id}", ProdutoResource),
             Route("/produtos/{id:produto_id}/remocao", RemocaoResource),

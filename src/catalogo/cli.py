@@ -7,8 +7,13 @@ refuse a schema that is not current, since several instances must never race to 
 
 import argparse
 import asyncio
+import contextlib
+import os
 import resource
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 
 from catalogo import migrations, produtos
 from catalogo.settings import Settings, SettingsError
@@ -71,12 +76,23 @@ async def _seed(settings: Settings, count: int) -> int:
         await storage.close()
 
 
+# How long a worker may take to finish what it began once told to stop: over the app's own
+# worst case (about 20 s, a database that does not answer), under systemd's TimeoutStopSec (30
+# s in deploy/). It also ends a worker that misses the signal: Granian's workers lose a
+# SIGTERM that comes while they are still starting, and would then be waited for forever.
+STOP_TIMEOUT_S = 25
+
+
 def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
-    """Granian, open to CATALOGO_MAX_CONNECTIONS at once: its default of 1,024 (its backlog)
-    let idle uploads take every slot, and then nothing else was accepted. A slot is held only
-    for a while: the guard ends a slow body, and the header timeout a connection that sends no
-    request, even one that never sends a byte (hyper times those only in HTTP/1-only mode;
-    its HTTP/2 detection waits forever). Each slot costs a file descriptor: the soft limit is
+    """Granian serves until SIGTERM (or Ctrl-C): it stops accepting, lets every worker finish
+    the requests it has begun (within STOP_TIMEOUT_S), then runs the app's shutdown; this
+    returns when all are done.
+
+    It holds CATALOGO_MAX_CONNECTIONS at once: Granian's default of 1,024 (its backlog) let
+    idle uploads take every slot, and then nothing else was accepted. A slot is held only for a
+    while: the guard ends a slow body, and the header timeout a connection that sends no
+    request, even one that never sends a byte (hyper times those only in HTTP/1-only mode; its
+    HTTP/2 detection waits forever). Each slot costs a file descriptor: the soft limit is
     raised towards the hard one to hold them all."""
     from granian import Granian
     from granian.constants import HTTPModes, Interfaces
@@ -87,16 +103,47 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
     if soft != resource.RLIM_INFINITY and soft < wanted:
         soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-    print(f"catalogo: serving http://{host}:{port}/produtos", flush=True)
-    Granian(
-        "catalogo.app:create_app",
-        factory=True,
-        address=host,
-        port=port,
-        workers=workers,
-        interface=Interfaces.ASGI,
-        http=HTTPModes.http1,
-        http1_settings=HTTP1Settings(header_read_timeout=settings.header_timeout_ms),
-        backlog=4096,  # the kernel keeps at most net.core.somaxconn of these
-        backpressure=max(1, settings.max_connections // workers),
-    ).serve()
+    with _metrics_exported(settings, port):
+        print(f"catalogo: serving http://{host}:{port}/produtos", flush=True)
+        Granian(
+            "catalogo.app:create_app",
+            factory=True,
+            address=host,
+            port=port,
+            workers=workers,
+            interface=Interfaces.ASGI,
+            http=HTTPModes.http1,
+            http1_settings=HTTP1Settings(header_read_timeout=settings.header_timeout_ms),
+            backlog=4096,  # the kernel keeps at most net.core.somaxconn of these
+            backpressure=max(1, settings.max_connections // workers),
+            workers_kill_timeout=STOP_TIMEOUT_S,
+        ).serve()
+
+
+@contextlib.contextmanager
+def _metrics_exported(settings: Settings, port: int) -> Iterator[None]:
+    """With CATALOGO_METRICS_PORT set, the workers' metrics are served there (metrics.py) from a
+    folder of this serve's own, removed when it stops."""
+    if settings.metrics_port is None:
+        yield
+        return
+    if settings.metrics_port == port:
+        sys.exit("catalogo: CATALOGO_METRICS_PORT must be another port than the site's")
+    folder = tempfile.mkdtemp(prefix="catalogo-metrics-")
+    # Before prometheus_client is first imported: it chooses multiprocess mode on import, and
+    # the workers forked from this process keep what was imported here.
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+    from catalogo import metrics
+
+    try:
+        with metrics.exporting(settings.metrics_host, settings.metrics_port, folder):
+            print(
+                f"catalogo: metrics on http://{settings.metrics_host}:{settings.metrics_port}"
+                "/metrics",
+                flush=True,
+            )
+            yield
+    except metrics.CannotExport as error:
+        sys.exit(f"catalogo: {error}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -28,8 +28,8 @@
             UTF-8
     422     invalid fields (the form again, or `errors` by field); an   resources,
             Idempotency-Key already used with another request           idempotency
-    500     a bug: a page or problem with a code; the trace only in     server_error
-            the log, under that code
+    500     a bug: a page or problem with the request id; the trace     server_error
+            only in the log, under that id
     503     the database cannot answer now, with Retry-After            storage, /readyz
 
 Checked in this order: Host (400), cross-site (403), body size and time (413, 408, 400),
@@ -38,10 +38,11 @@ preconditions (412); the body's type and syntax (415, 400); the fields (422); th
 itself (404, 409, 412).
 
 Browsers get the site's error page; clients that prefer JSON get RFC 9457 problem details.
+Either shows the request's id (accesslog.py): the page as "Código da requisição", the problem
+as `request_id`; so does every error log line.
 """
 
 import logging
-import uuid
 from collections.abc import Callable, Collection, Coroutine
 from http import HTTPStatus
 from typing import Any
@@ -51,7 +52,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import pages
+from catalogo import logs, pages
+from catalogo.accesslog import request_id
 from catalogo.negotiation import PROBLEM, prefers_json
 from catalogo.storage import StorageUnavailable
 
@@ -225,7 +227,14 @@ def problem(
 def invalid_fields(request: Request, errors: dict[str, str]) -> Response:
     """422 for a JSON client: one message per field, keyed as the form names it."""
     by_field = {f"produto.{field}": message for field, message in errors.items()}
-    return problem(422, INVALID_FIELDS, VARY, instance=request.url.path, errors=by_field)
+    return problem(
+        422,
+        INVALID_FIELDS,
+        VARY,
+        instance=request.url.path,
+        request_id=request_id(request),
+        errors=by_field,
+    )
 
 
 def idempotency_key_reused() -> HTTPException:
@@ -246,20 +255,21 @@ def detail_of(request: Request, error: HTTPException) -> str:
     return template.format(method=request.method, allow=allow)
 
 
-def error_response(request: Request, error: HTTPException, **extra: str) -> Response:
+def error_response(request: Request, error: HTTPException) -> Response:
     """Problem details for JSON clients, the site's error page for everyone else."""
     status = error.status_code
     headers = {**(error.headers or {}), **VARY}
     detail = detail_of(request, error)
+    id = request_id(request)
     if prefers_json(request):
-        return problem(status, detail, headers, instance=request.url.path, **extra)
+        return problem(status, detail, headers, instance=request.url.path, request_id=id)
     if isinstance(error, TitledError):
         title = error.title
     else:
         title = TITLES.get(status, HTTPStatus(status).phrase)
     detail = _PAGE_DETAILS.get(status, detail)
     return pages.load().render(
-        "erro.html", status, headers, titulo=title, detalhe=detail, status=status, **extra
+        "erro.html", status, headers, titulo=title, detalhe=detail, status=status, request_id=id
     )
 
 
@@ -269,21 +279,29 @@ async def http_error(request: Request, error: Exception) -> Response:
 
 
 async def storage_unavailable(request: Request, error: Exception) -> Response:
-    log.warning("database unavailable: %s", error)
+    log.warning(
+        "database unavailable: %s", error, extra=logs.fields(request_id=request_id(request))
+    )
     return error_response(request, HTTPException(503, headers=RETRY_AFTER))
 
 
 def server_error(security_headers: list[tuple[bytes, bytes]]) -> Handler:
-    """500 with a code to quote; the trace goes only to the log. It is answered outside the
-    guard (Starlette's outermost middleware), so it adds the security headers itself."""
+    """500 with the request id to quote; the trace goes only to the log, under that id. It is
+    answered outside the guard (by Starlette's last-resort handler), so it adds the security
+    headers itself."""
     headers = {name.decode(): value.decode() for name, value in security_headers}
 
     async def answer(request: Request, error: Exception) -> Response:
-        code = uuid.uuid4().hex[:12]
+        code = request_id(request)
         log.error(
-            "request %s failed: %s %s", code, request.method, request.url.path, exc_info=error
+            "request %s failed: %s %s",
+            code,
+            request.method,
+            request.url.path,
+            exc_info=error,
+            extra=logs.fields(request_id=code),
         )
-        response = error_response(request, HTTPException(500), codigo=code)
+        response = error_response(request, HTTPException(500))
         response.headers.update(headers)
         return response
 

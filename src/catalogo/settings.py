@@ -32,6 +32,9 @@ class Settings:
     header_timeout_ms: int = 10_000
     body_timeout_ms: int = 10_000
     max_connections: int = 10_000
+    access_log: bool = True
+    metrics_port: int | None = None  # None: no metrics
+    metrics_host: str = "127.0.0.1"
 
     def __post_init__(self) -> None:
         sqlite = self.database_url.startswith("sqlite:///")
@@ -67,6 +70,12 @@ class Settings:
                 "(.example.com), an address (127.0.0.1, [::1]) or * for any "
                 f"(got {', '.join(bad) or 'none'})"
             )
+        if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
+            raise SettingsError(
+                "CATALOGO_METRICS_PORT must be a port number, 1 to 65535 (unset: no metrics)"
+            )
+        if not self.metrics_host:
+            raise SettingsError("CATALOGO_METRICS_HOST must be an address, such as 127.0.0.1")
 
     @property
     def database(self) -> Literal["sqlite", "postgresql"]:
@@ -93,6 +102,9 @@ class Settings:
             ),
             body_timeout_ms=_whole_number(environ, "CATALOGO_BODY_TIMEOUT_MS", cls.body_timeout_ms),
             max_connections=_whole_number(environ, "CATALOGO_MAX_CONNECTIONS", cls.max_connections),
+            access_log=_on_or_off(environ, "CATALOGO_ACCESS_LOG", cls.access_log),
+            metrics_port=_optional_number(environ, "CATALOGO_METRICS_PORT"),
+            metrics_host=environ.get("CATALOGO_METRICS_HOST", cls.metrics_host),
         )
 
 
@@ -107,6 +119,19 @@ def _names(environ: Mapping[str, str], variable: str, default: tuple[str, ...]) 
     if variable not in environ:
         return default
     return tuple(name.strip().lower() for name in environ[variable].split(",") if name.strip())
+
+
+def _optional_number(environ: Mapping[str, str], variable: str) -> int | None:
+    """A number that may be left out: unset, or empty as an env file may leave it, is None."""
+    value = environ.get(variable, "")
+    return _whole_number(environ, variable, 0) if value else None
+
+
+def _on_or_off(environ: Mapping[str, str], variable: str, default: bool) -> bool:
+    value = environ.get(variable, "")
+    if value not in ("", "on", "off"):
+        raise SettingsError(f"{variable} must be on or off")
+    return default if not value else value == "on"
 
 
 def _without_password(url: str) -> str:

@@ -158,8 +158,13 @@ def schemas() -> dict[str, Any]:
             "status": {"type": "integer"},
             "detail": {"type": "string"},
             "instance": {"type": "string"},
+            "request_id": {
+                "type": "string",
+                "description": "O código desta requisição: o mesmo do cabeçalho X-Request-ID "
+                "da resposta e das linhas de log dela.",
+            },
         },
-        "required": ["type", "title", "status", "detail"],
+        "required": ["type", "title", "status", "detail", "request_id"],
     }
     return {
         "Produto": produto,

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import conditional, errors, idempotency, pages
+from catalogo.accesslog import request_id
 from catalogo.bodies import read_form, read_json
 from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.negotiation import HTML, JSON, body_is_json
@@ -239,6 +240,7 @@ def _failed_write(
             errors.EDIT_CONFLICT,
             VARY,
             instance=request.url.path,
+            request_id=request_id(request),
             current=representacao(current),
         )
     if typed is None:

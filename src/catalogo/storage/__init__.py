@@ -18,7 +18,7 @@ finish it: on PostgreSQL, as soon as the session that claimed it has ended; on S
 ABANDONED_AFTER_SECONDS. Storage keeps data only; the answers are idempotency.py's.
 """
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -101,6 +101,19 @@ def page_of(
     return Page(produtos, Cursor(cursor.limit, after=last) if older else None, prev)
 
 
+def unobserved(value: int) -> None:
+    """An instrument no one reads: the default."""
+
+
+@dataclass(frozen=True)
+class Instruments:
+    """What storage reports to the operators' metrics (metrics.py), as it happens; by default
+    no one listens. Each is called with one number."""
+
+    commit_size: Callable[[int], None] = unobserved  # SQLite: the writes of each group commit
+    connections_taken: Callable[[int], None] = unobserved  # PostgreSQL: +1 taken, -1 returned
+
+
 class Storage(Protocol):
     async def page(self, cursor: Cursor) -> Page: ...
 
@@ -127,14 +140,17 @@ class Storage(Protocol):
     async def close(self) -> None: ...
 
 
-async def open_storage(settings: Settings) -> Storage:
+async def open_storage(settings: Settings, instruments: Instruments = Instruments()) -> Storage:
     """The store the settings name. PostgreSQL's pool connects on first use, not here."""
     if settings.database == "postgresql":
         from catalogo.storage.postgres import PostgresStorage
 
         return await PostgresStorage.open(
-            settings.database_url, settings.database_pool_size, settings.lock_timeout_ms
+            settings.database_url,
+            settings.database_pool_size,
+            settings.lock_timeout_ms,
+            instruments.connections_taken,
         )
     from catalogo.storage.sqlite import SQLiteStorage
 
-    return SQLiteStorage(settings.sqlite_path, settings.lock_timeout_ms)
+    return SQLiteStorage(settings.sqlite_path, settings.lock_timeout_ms, instruments.commit_size)

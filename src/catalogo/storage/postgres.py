@@ -136,11 +136,15 @@ async def _no_reset(connection: asyncpg.Connection) -> None:
 
 
 class PostgresStorage:
-    def __init__(self, pool: "asyncpg.Pool[asyncpg.Record]") -> None:
+    def __init__(self, pool: "asyncpg.Pool[asyncpg.Record]", taken: Callable[[int], None]) -> None:
+        """`taken` is told of each connection taken from the pool (+1) and returned (-1)."""
         self._pool = pool
+        self._taken = taken
 
     @classmethod
-    async def open(cls, url: str, pool_size: int, lock_timeout_ms: int) -> "PostgresStorage":
+    async def open(
+        cls, url: str, pool_size: int, lock_timeout_ms: int, taken: Callable[[int], None]
+    ) -> "PostgresStorage":
         """`lock_timeout_ms` bounds a wait for another session's lock, as SQLite's busy_timeout."""
         pool = await asyncpg.create_pool(
             url,
@@ -151,7 +155,7 @@ class PostgresStorage:
             command_timeout=COMMAND_TIMEOUT_S,
             server_settings={**SERVER_SETTINGS, "lock_timeout": f"{int(lock_timeout_ms)}ms"},
         )
-        return cls(pool)
+        return cls(pool, taken)
 
     async def _run(
         self,
@@ -168,7 +172,11 @@ class PostgresStorage:
             try:
                 async with self._pool.acquire(timeout=ACQUIRE_TIMEOUT_S) as connection:
                     step = "work"
-                    result = await work(connection)
+                    self._taken(1)
+                    try:
+                        result = await work(connection)
+                    finally:
+                        self._taken(-1)
                     step = "release"
                 return result
             except Exception as error:

@@ -76,10 +76,11 @@ Job = tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]
 class _Writer(threading.Thread):
     """Owns the write connection; commits each batch of queued writes with one flush."""
 
-    def __init__(self, path: str, lock_timeout_ms: int) -> None:
+    def __init__(self, path: str, lock_timeout_ms: int, committed: Callable[[int], None]) -> None:
         super().__init__(name="sqlite-writer", daemon=True)
         self._path = path
         self._lock_timeout_ms = lock_timeout_ms
+        self._committed = committed
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
 
     def submit(self, work: Callable[[sqlite3.Connection], T]) -> "asyncio.Future[T]":
@@ -122,9 +123,11 @@ class _Writer(threading.Thread):
             connection.execute("BEGIN IMMEDIATE")
             outcomes = [_in_savepoint(connection, work) for work, _ in batch]
             connection.execute("COMMIT")
+            committed = len(batch)
         except Exception as error:  # locked past busy_timeout, disk full, a damaged file
             _rollback(connection)
             outcomes = [(False, storage.StorageUnavailable(str(error))) for _ in batch]
+            committed = 0
         # One wake-up of each waiting event loop per batch, not one per write.
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
         for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
@@ -133,6 +136,9 @@ class _Writer(threading.Thread):
             # RuntimeError: that event loop is gone, so nobody waits for these answers.
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(_settle, settled)
+        if committed:
+            with contextlib.suppress(Exception):  # a metric that fails must not stop the writer
+                self._committed(committed)
 
 
 def _rollback(connection: sqlite3.Connection) -> None:
@@ -171,9 +177,15 @@ def _settle(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
 
 
 class SQLiteStorage:
-    def __init__(self, path: str, lock_timeout_ms: int = 5000) -> None:
+    def __init__(
+        self,
+        path: str,
+        lock_timeout_ms: int = 5000,
+        committed: Callable[[int], None] = storage.unobserved,
+    ) -> None:
+        """`committed` is told the number of writes in each group commit (metrics.py)."""
         self._reader = _connect(path, lock_timeout_ms)
-        self._writer = _Writer(path, lock_timeout_ms)
+        self._writer = _Writer(path, lock_timeout_ms, committed)
         self._writer.start()
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:

@@ -1,0 +1,166 @@
+"""The outermost middleware: every request's id, its access-log line, and what metrics see.
+
+The id is the `X-Request-ID` the balancer sent, when it is one plain token (letters, digits,
+`_.:-`, at most 128): HAProxy's (deploy/haproxy.cfg), a UUID. Anything else, or two of them,
+is replaced by an id made here, so what a client writes there never reaches a log line or a
+header as it wrote it. The id goes back in the answer's `X-Request-ID`, and errors.py puts it
+on every error page, problem and error log line (`request_id()`).
+
+One line per request on stderr (logs.py), written once the answer is sent (CATALOGO_ACCESS_LOG=off
+leaves it out; the id stays):
+
+    {"time": "2026-11-23T23:14:05.123Z", "level": "info", "logger": "catalogo.access",
+     "message": "request", "request_id": "8f0c…", "method": "GET", "route": "/produtos/{id}",
+     "path": "/produtos/7", "status": 200, "duration_ms": 1.234, "bytes": 5120}
+
+`route` is the template of the route that answered, null for a request answered before
+routing (the guard's 400, 403, 413) or matching no route (404); `path` is the path as sent,
+percent-decoded, cut at 1,024 characters; `method` is the method as sent, before a form's
+`_method`.
+
+It is also the last resort: an exception that reaches it before an answer began is answered
+with `last_resort` (errors.py's 500 page), then raised on for the server, as Starlette's
+ServerErrorMiddleware does. app.py puts it there instead of that middleware, so a 500 is
+logged, and carries its id, like any other answer, and a request goes through one layer
+fewer: each costs about as much as the access-log line (docs/operations.md).
+"""
+
+import asyncio
+import itertools
+import os
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from catalogo import logs
+
+HEADER = b"x-request-id"
+_VALID = re.compile(rb"[A-Za-z0-9_.:-]{1,128}")
+_SCOPE_KEY = "catalogo.request_id"
+PATH_LIMIT = 1024
+
+# What the metrics see of each answer: method, route template (None: unrouted), status,
+# seconds taken, and the response's headers.
+Observer = Callable[[str, str | None, int, float, Sequence[tuple[bytes, bytes]]], None]
+LastResort = Callable[[Request, Exception], Awaitable[Response]]
+
+
+def request_id(request: Request) -> str:
+    """The id of the request being answered, given to it before anything else ran."""
+    found: bytes = request.scope.get(_SCOPE_KEY, b"")
+    return found.decode()
+
+
+def _id_from(headers: Sequence[tuple[bytes, bytes]]) -> bytes | None:
+    """The balancer's id, if it sent one that may be used as it is."""
+    sent = None
+    for name, value in headers:
+        if name == HEADER:
+            if sent is not None:  # two ids: neither is the request's
+                return None
+            sent = value
+    return sent if sent is not None and _VALID.fullmatch(sent) else None
+
+
+class AccessLog:
+    def __init__(
+        self,
+        app: ASGIApp,
+        enabled: bool,
+        last_resort: LastResort,
+        observe: Observer | None = None,
+    ) -> None:
+        self.app = app
+        self.enabled = enabled
+        self.last_resort = last_resort
+        self.observe = observe
+        # Ids made here: this process's random prefix and a count. Starlette builds this
+        # middleware on the first request, so in the worker process: each has its own prefix.
+        self._prefix = os.urandom(8).hex().encode() + b"-"
+        self._made = itertools.count(1)
+        self._answered: list[_Answered] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        method = scope["method"]
+        rid = _id_from(scope["headers"]) or b"%s%x" % (self._prefix, next(self._made))
+        scope[_SCOPE_KEY] = rid  # bytes, ASCII: decoded only where it is shown
+        status = 500  # what the server answers if the app ends without an answer
+        headers: list[tuple[bytes, bytes]] = []
+        size = 0
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status, headers, size
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [*message.get("headers", ()), (HEADER, rid)]
+                message["headers"] = headers
+            elif message["type"] == "http.response.body":
+                size += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as error:
+            if not headers:  # nothing sent yet: the 500 page, then the error goes on up
+                answer = await self.last_resort(Request(scope), error)
+                await answer(scope, receive, send_with_id)
+            raise
+        finally:
+            seconds = time.perf_counter() - started
+            route = scope.get("route")
+            template = None if route is None else route.path_format
+            if self.enabled:
+                if not self._answered:
+                    asyncio.get_running_loop().call_soon(self._write)
+                self._answered.append((time.time(), scope, method, template, status, seconds, size))
+            if self.observe is not None:
+                self.observe(method, template, status, seconds, headers)
+
+    def _write(self) -> None:
+        """The lines of every request answered in one turn of the event loop, in one write
+        (or as few as keep lines whole): a system call per request would cost more than its
+        line."""
+        answered, self._answered = self._answered, []
+        logs.write([_line(*one) for one in answered])
+
+
+# When, the request's scope, method as sent, route template, status, seconds, body bytes.
+_Answered = tuple[float, Scope, str, str | None, int, float, int]
+
+
+def _line(
+    moment: float,
+    scope: Scope,
+    method: str,
+    route: str | None,
+    status: int,
+    seconds: float,
+    size: int,
+) -> bytes:
+    fields = {
+        "time": logs.timestamp(moment),
+        "level": "info",
+        "logger": "catalogo.access",
+        "message": "request",
+        "request_id": scope[_SCOPE_KEY].decode(),
+        "method": method,
+        "route": route,
+        "path": scope["path"][:PATH_LIMIT],
+        "status": status,
+        "duration_ms": int(seconds * 1_000_000) / 1000,  # to the µs; round() costs more
+        "bytes": size,
+    }
+    try:
+        return logs.line(fields)
+    except orjson.JSONEncodeError:  # a path that is not text (a lone surrogate): show its bytes
+        fields["path"] = fields["path"].encode("utf-8", "backslashreplace").decode()
+        return logs.line(fields)
