@@ -14,7 +14,7 @@ leaves it out; the id stays):
      "path": "/produtos/7", "status": 200, "duration_ms": 1.234, "bytes": 5120}
 
 `route` is the template of the route that answered, null for a request answered before
-routing (the guard's 400, 403, 413) or matching no route (404); `path` is the path as sent,
+routing (the guard's 400, 403, 408, 413) or matching no route (404); `path` is the path as sent,
 percent-decoded, cut at 1,024 characters; `method` is the method as sent, before a form's
 `_method`.
 
