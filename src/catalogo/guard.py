@@ -41,8 +41,10 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # also matches before a final line feed: `/produtos/5%0A` would be a second address of product 5.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 OVERRIDABLE = frozenset({"PUT", "DELETE"})
-# A Host header's value, lowercased: a name or an address, and a port.
-_HOST = re.compile(rb"(\[[0-9a-f:.]+\]|[a-z0-9.-]+?)\.?(?::[0-9]{1,5})?")
+# A Host header's value, lowercased: a name or an address, and a port. No lazy quantifier:
+# one cost a millisecond on an 8 KB Host, at every request an attacker sends.
+_HOST = re.compile(rb"(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::[0-9]{1,5})?")
+_MAX_HOST = 262  # a DNS name (253), a final dot, a port
 _HOSTLESS = ("1.0", "1")  # HTTP/1.0 may omit Host (HAProxy's health checks do)
 MIN_BODY_RATE = 1000  # bytes a second: what the slowest real upload sends, and more
 MAX_BODY_TIMEOUTS = 6
@@ -123,10 +125,10 @@ class Guard:
             return (
                 None if scope["http_version"] in _HOSTLESS else errors.bad_request(errors.NO_HOST)
             )
-        match = _HOST.fullmatch(host.lower())
+        match = _HOST.fullmatch(host.lower()) if len(host) <= _MAX_HOST else None
         if match is None:
             return errors.bad_request(errors.BAD_HOST)
-        name = match[1].decode()
+        name = match[1].decode().removesuffix(".")
         if not (
             name in self.hosts
             or "*" in self.hosts
