@@ -16,38 +16,16 @@ import collections
 import os
 import resource
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CATALOGO = str(Path(sys.executable).with_name("catalogo"))
+from bench import CATALOGO, ROOT, free_port, seeded, start, stop, wait_until_up
+
 STALLED = (
     b"POST /produtos HTTP/1.1\r\nHost: 127.0.0.1\r\n"
     b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nproduto.no"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for(url: str) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2):  # noqa: S310 - our own loopback URL
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 async def stalled(port: int, opened: list[int]) -> str:
@@ -111,51 +89,37 @@ def main() -> None:
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, args.connections + 512)), hard))
-    processes = []
     with tempfile.TemporaryDirectory() as folder:
-        env = {**os.environ, "CATALOGO_DATABASE_URL": f"sqlite:///{folder}/stalled.db"}
-        subprocess.run([CATALOGO, "seed", "3"], env=env, check=True, capture_output=True)
+        log = Path(folder) / "serve.log"
+        env = seeded(f"sqlite:///{folder}/stalled.db", 3)
         app_port = free_port()
-        log = open(Path(folder) / "serve.log", "wb")  # noqa: SIM115 - read after the run
-        processes.append(
-            subprocess.Popen(
-                [CATALOGO, "serve", "--port", str(app_port)], env=env, stdout=log, stderr=log
-            )
-        )
+        command = [CATALOGO, "serve", "--port", str(app_port)]
+        processes = [start(command, env, log, pinned=False)]
         port = app_port
         if args.haproxy:
             port = free_port()
             haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
-            app = f"127.0.0.1:{app_port}"
             lb_env = {
                 **env,
                 "CATALOGO_LB_BIND": f"127.0.0.1:{port}",
                 "CATALOGO_LB_STATUS": f"127.0.0.1:{free_port()}",
                 "CATALOGO_LB_USER": os.environ.get("USER", "root"),
                 "CATALOGO_LB_GROUP": os.environ.get("USER", "root"),
-                **{f"CATALOGO_APP{n}": app for n in (1, 2, 3)},
+                **{f"CATALOGO_APP{n}": f"127.0.0.1:{app_port}" for n in (1, 2, 3)},
             }
-            config = str(ROOT / "deploy" / "haproxy.cfg")
-            processes.append(
-                subprocess.Popen(
-                    [haproxy, "-db", "-f", config],
-                    env=lb_env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
+            command = [haproxy, "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")]
+            processes.append(start(command, lb_env, Path(folder) / "haproxy.log", pinned=False))
         try:
-            wait_for(f"http://127.0.0.1:{port}/healthz")
+            wait_until_up(f"http://127.0.0.1:{port}/healthz", processes[-1])
             print("through HAProxy (deploy/haproxy.cfg)" if args.haproxy else "catalogo serve")
             asyncio.run(attack(port, args.connections, args.seconds))
         finally:
             for process in processes:
-                process.terminate()
-                process.wait()
+                stop(process)
         errors = [
             line
-            for line in (Path(folder) / "serve.log").read_text().splitlines()
-            if "ERROR" in line
+            for line in log.read_text().splitlines()
+            if "[ERROR]" in line or '"level":"error"' in line or "Traceback" in line
         ]
         print(f"ERROR lines in catalogo's log: {len(errors)}")
 

@@ -54,13 +54,18 @@ class Exchange(NamedTuple):
     closed: bool  # whether the server then closed the connection
 
 
+def address(base: str) -> tuple[str, int]:
+    """The host and port of a server the tests started, from its base URL."""
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)
+
+
 def exchange(base: str, *parts: bytes | float, timeout: float = 15) -> Exchange:
     """Talks to a server the tests started as no HTTP client library would: sends `parts` over
     one new connection, a float being a pause (in seconds) between two of them, and stops
     sending as soon as the server answers. Then reads one whole answer."""
-    host, port = base.removeprefix("http://").rsplit(":", 1)
     start = time.monotonic()
-    with socket.create_connection((host, int(port)), timeout=timeout) as connection:
+    with socket.create_connection(address(base), timeout=timeout) as connection:
         for part in parts:
             if isinstance(part, float):
                 if select.select([connection], [], [], part)[0]:
@@ -84,6 +89,16 @@ def exchange(base: str, *parts: bytes | float, timeout: float = 15) -> Exchange:
         except TimeoutError:
             closed = False
     return Exchange(int(head.split()[1]), head.decode().lower(), body.decode(), seconds, closed)
+
+
+def errors_logged(log: Path) -> list[str]:
+    """The lines of a server's log that report an error: Granian's ("[ERROR]"), catalogo's
+    (JSON, `"level":"error"`), or a traceback's."""
+    return [
+        line
+        for line in log.read_text().splitlines()
+        if "[ERROR]" in line or '"level":"error"' in line or "Traceback" in line
+    ]
 
 
 def _closed_early(received: bytes) -> bytes:

@@ -87,11 +87,9 @@ class Guard:
             return
         send = _with_security_headers(scope, send)
         if _CONTROL.search(scope["path"]):
-            await errors.error_response(Request(scope, receive), HTTPException(404))(
-                scope, receive, send
-            )
-            return
-        refusal = self._host_refusal(scope)
+            refusal: HTTPException | None = HTTPException(404)
+        else:
+            refusal = self._host_refusal(scope)
         if refusal is not None:
             await errors.error_response(Request(scope, receive), refusal)(scope, receive, send)
             return
