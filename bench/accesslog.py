@@ -5,7 +5,8 @@
 On a seeded temporary catalog (SQLite, 1,000 products) it answers each case three ways, in
 one process, block by block in turn so that a noisy neighbour hurts all three alike:
 - without the access-log layer: Starlette's ServerErrorMiddleware in its place, as before
-  issue 11,
+  issue 11 (the security headers, which the layer now adds for every answer, are then left
+  out; the guard added them before),
 - with it and CATALOGO_ACCESS_LOG=off (the request id alone),
 - with it and the log on, its lines going to a file (stderr is pointed there, as a service's
   would be a file or journald's pipe).
@@ -96,8 +97,8 @@ async def _measure(url: str, args: argparse.Namespace) -> dict[tuple[str, str], 
         inner, last_resort = outer.app, outer.last_resort
         stacks: dict[str, ASGI] = {
             "without the layer": ServerErrorMiddleware(inner, last_resort),
-            "log off": AccessLog(inner, False, last_resort),
-            "log on": AccessLog(inner, True, last_resort),
+            "log off": AccessLog(inner, False, last_resort, outer.headers),
+            "log on": AccessLog(inner, True, last_resort, outer.headers),
         }
         for case in CASES:
             for stack in stacks.values():  # warm up: templates, statement cache, branches

@@ -68,7 +68,9 @@ def _afresh(backend: str) -> None:
 
 def _schema(backend: str) -> Any:
     schema = schemathesis.openapi.from_dict(orjson.loads(orjson.dumps(openapi.document())))
-    schema.app = create_app(Settings(database_url=_URLS[backend], allowed_hosts=("testserver",)))
+    schema.app = create_app(
+        Settings(database_url=_URLS[backend], allowed_hosts=("testserver",), access_log=False)
+    )
     schema.location = "/openapi.json"
     return schema
 

@@ -73,11 +73,14 @@ class AccessLog:
         app: ASGIApp,
         enabled: bool,
         last_resort: LastResort,
+        headers: Sequence[tuple[bytes, bytes]],
         observe: Observer | None = None,
     ) -> None:
+        """`headers` go on every answer, the last resort's 500 included."""
         self.app = app
         self.enabled = enabled
         self.last_resort = last_resort
+        self.headers = tuple(headers)
         self.observe = observe
         # Ids made here: this process's random prefix and a count. Starlette builds this
         # middleware on the first request, so in the worker process: each has its own prefix.
@@ -96,15 +99,19 @@ class AccessLog:
         status = 500  # what the server answers if the app ends without an answer
         headers: list[tuple[bytes, bytes]] = []
         size = 0
+        head = method == "HEAD"
 
         async def send_with_id(message: Message) -> None:
             nonlocal status, headers, size
             if message["type"] == "http.response.start":
                 status = message["status"]
-                headers = [*message.get("headers", ()), (HEADER, rid)]
+                headers = [*message.get("headers", ()), *self.headers, (HEADER, rid)]
                 message["headers"] = headers
             elif message["type"] == "http.response.body":
-                size += len(message.get("body", b""))
+                if head:
+                    message["body"] = b""
+                else:
+                    size += len(message.get("body", b""))
             await send(message)
 
         try:

@@ -101,7 +101,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await storage.close()
 
     app = _Catalogo(
-        lambda inner, last_resort: AccessLog(inner, settings.access_log, last_resort, observe),
+        lambda inner, last_resort: AccessLog(
+            inner, settings.access_log, last_resort, SECURITY_HEADERS, observe
+        ),
         routes=[
             Route("/produtos/{id:produto_id}", ProdutoResource),
             Route("/produtos/{id:produto_id}/remocao", RemocaoResource),
@@ -115,7 +117,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Mount("/static", StaticFiles(packages=[("catalogo", "static")]), name="static"),
         ],
         middleware=[Middleware(Guard, settings=settings)],
-        exception_handlers=errors.handlers(SECURITY_HEADERS),
+        exception_handlers=errors.handlers(),
         lifespan=lifespan,
     )
     app.router.redirect_slashes = False  # its Location would be built from the client's Host

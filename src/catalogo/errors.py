@@ -285,33 +285,24 @@ async def storage_unavailable(request: Request, error: Exception) -> Response:
     return error_response(request, HTTPException(503, headers=RETRY_AFTER))
 
 
-def server_error(security_headers: list[tuple[bytes, bytes]]) -> Handler:
-    """500 with the request id to quote; the trace goes only to the log, under that id. It is
-    answered outside the guard (by Starlette's last-resort handler), so it adds the security
-    headers itself."""
-    headers = {name.decode(): value.decode() for name, value in security_headers}
-
-    async def answer(request: Request, error: Exception) -> Response:
-        code = request_id(request)
-        log.error(
-            "request %s failed: %s %s",
-            code,
-            request.method,
-            request.url.path,
-            exc_info=error,
-            extra=logs.fields(request_id=code),
-        )
-        response = error_response(request, HTTPException(500))
-        response.headers.update(headers)
-        return response
-
-    return answer
+async def server_error(request: Request, error: Exception) -> Response:
+    """500 with the request id to quote; the trace goes only to the log, under that id."""
+    code = request_id(request)
+    log.error(
+        "request %s failed: %s %s",
+        code,
+        request.method,
+        request.url.path,
+        exc_info=error,
+        extra=logs.fields(request_id=code),
+    )
+    return error_response(request, HTTPException(500))
 
 
-def handlers(security_headers: list[tuple[bytes, bytes]]) -> dict[Any, Handler]:
+def handlers() -> dict[Any, Handler]:
     """The exception handlers the app installs: ours first, a bug last."""
     return {
         HTTPException: http_error,
         StorageUnavailable: storage_unavailable,
-        Exception: server_error(security_headers),
+        Exception: server_error,
     }

@@ -1,7 +1,7 @@
 """The one middleware: what every request goes through before routing, in one pass.
 
 1. Every response gets the security headers (`SECURITY_HEADERS`), one policy for every page,
-   /docs included, and a HEAD answer loses its body.
+   /docs included (the access log, outermost, adds them: a 500 gets them too).
    A path with a control character in it (`/produtos/5%0A`) is 404 before any route sees it.
 2. `Host` must name this service (`CATALOGO_ALLOWED_HOSTS`), or 400: a page whose domain an
    attacker points at 127.0.0.1 (DNS rebinding) controls both `Host` and `Origin`, so only
@@ -85,7 +85,6 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        send = _with_security_headers(scope, send)
         if _CONTROL.search(scope["path"]):
             refusal: HTTPException | None = HTTPException(404)
         else:
@@ -247,16 +246,3 @@ def _same_origin(request: Request) -> bool:
         return urllib.parse.urlsplit(origin).netloc == request.headers.get("host")
     except ValueError:  # an Origin that is not a URL is no proof of the same site
         return False
-
-
-def _with_security_headers(scope: Scope, send: Send) -> Send:
-    head = scope["method"] == "HEAD"
-
-    async def send_with_headers(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            message["headers"] = list(message.get("headers", [])) + SECURITY_HEADERS
-        elif head and message["type"] == "http.response.body":
-            message["body"] = b""
-        await send(message)
-
-    return send_with_headers
