@@ -2,6 +2,7 @@
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -70,8 +71,23 @@ def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(
         raise sqlite3.DatabaseError("database disk image is malformed")
 
     async def test(storage: SQLiteStorage) -> None:
+        # The writer waits at a gate until both writes are queued, so they share one batch
+        # (left to the scheduler, "x" sometimes went alone into a batch of its own).
+        inside, gate = threading.Event(), threading.Event()
+
+        def hold(connection: sqlite3.Connection) -> None:
+            inside.set()
+            gate.wait(5)
+
+        held = storage._writer.submit(hold)
+        await asyncio.to_thread(inside.wait, 5)  # the writer is in a batch of its own
+        both = asyncio.gather(storage._writer.submit(damaged), storage.create(produto("x")))
+        while storage._writer._jobs.qsize() < 2:  # a bounded poll: create queues at its turn
+            await asyncio.sleep(0.001)
+        gate.set()
+        await held
         with pytest.raises(StorageUnavailable, match="malformed"):
-            await asyncio.gather(storage._writer.submit(damaged), storage.create(produto("x")))
+            await both
         assert (await storage.create(produto("depois"))).nome == "depois"
 
     run(settings, test)
