@@ -17,10 +17,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from catalogo import errors, logs, migrations
+from catalogo.access import Gate
 from catalogo.accesslog import AccessLog, LastResort
+from catalogo.accounts import Passwords
 from catalogo.guard import SECURITY_HEADERS, Guard
 from catalogo.produtos import ID_PATTERN
 from catalogo.resources import Services
+from catalogo.resources.contas import EntrarResource, SairResource
 from catalogo.resources.ops import (
     DocsResource,
     HealthResource,
@@ -95,7 +98,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
         storage = await open_storage(settings, instruments)
         try:
             await migrations.require_current(storage)
-            app.state.services = Services(settings, storage, migrations.head())
+            app.state.services = Services(
+                settings, storage, migrations.head(), Gate(settings, storage), Passwords()
+            )
             yield
         finally:
             await storage.close()
@@ -109,6 +114,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/produtos/{id:produto_id}/remocao", RemocaoResource),
             Route("/produtos", ProdutosResource),
             Route("/produtos/novo", NovoProdutoResource),
+            Route("/entrar", EntrarResource),
+            Route("/sair", SairResource),
             Route("/", InicioResource),
             Route("/healthz", HealthResource),
             Route("/readyz", ReadyResource),

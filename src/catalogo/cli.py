@@ -1,23 +1,35 @@
-"""`catalogo serve`, `migrate` and `seed`: the only entry point, the same locally and in CI.
+"""`catalogo serve`, `migrate`, `seed`, `usuarios` and `tokens`: the only entry point, the same
+locally and in CI.
 
 SQLite migrates itself before any command, so that one command starts a new catalog.
-PostgreSQL is migrated only by `catalogo migrate`, run once per deployment; `serve` and `seed`
+PostgreSQL is migrated only by `catalogo migrate`, run once per deployment; the other commands
 refuse a schema that is not current, since several instances must never race to change it.
+
+Protected mode: while anyone may change the catalog (CATALOGO_AUTH unset and no user yet),
+`serve` listens only on a loopback address; anything else is refused with the two ways out.
 """
 
 import argparse
 import asyncio
 import contextlib
+import getpass
+import ipaddress
 import os
 import resource
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime
+from typing import TypeVar
 
-from catalogo import migrations, produtos
+from catalogo import accounts, migrations, produtos
+from catalogo.accounts import ContaInvalida, Passwords
 from catalogo.settings import Settings, SettingsError
-from catalogo.storage import StorageUnavailable, open_storage
+from catalogo.storage import Storage, StorageUnavailable, UnknownUser, UserExists, open_storage
+
+T = TypeVar("T")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +48,34 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("migrate", help="bring the database schema up to date, then exit")
     seed = commands.add_parser("seed", help="add N sample products (demos, benchmarks)")
     seed.add_argument("count", type=int, help="how many products to add")
+
+    usuarios = commands.add_parser("usuarios", help="staff accounts").add_subparsers(
+        dest="action", required=True
+    )
+    criar = usuarios.add_parser("criar", help="create a user (the first one turns sign-in on)")
+    criar.add_argument("nome")
+    criar.add_argument("--papel", required=True, choices=accounts.PAPEIS)
+    criar.add_argument("--senha-stdin", action="store_true", help="read the password from stdin")
+    usuarios.add_parser("listar", help="list users")
+    desativar = usuarios.add_parser("desativar", help="deactivate a user: ends their sessions")
+    desativar.add_argument("nome")
+    senha = usuarios.add_parser("senha", help="set a user's password: ends their sessions")
+    senha.add_argument("nome")
+    senha.add_argument("--senha-stdin", action="store_true", help="read the password from stdin")
+
+    tokens = commands.add_parser("tokens", help="API tokens").add_subparsers(
+        dest="action", required=True
+    )
+    criar_token = tokens.add_parser("criar", help="create a token; it is printed once")
+    criar_token.add_argument("--usuario", required=True, help="the user it acts as")
+    criar_token.add_argument("--nome", required=True, help="a label: who or what uses it")
+    criar_token.add_argument(
+        "--papel", choices=accounts.TOKEN_PAPEIS, help="at most the user's (default: theirs)"
+    )
+    criar_token.add_argument("--expira", type=int, metavar="DIAS", help="days until it expires")
+    tokens.add_parser("listar", help="list tokens (never their secrets)")
+    revogar = tokens.add_parser("revogar", help="revoke a token: it stops working at once")
+    revogar.add_argument("id", type=int)
     return parser
 
 
@@ -49,31 +89,176 @@ def main(argv: list[str] | None = None) -> None:
         if args.command == "migrate" or settings.database == "sqlite":
             migrations.upgrade(settings)  # once here, so that workers start on a current schema
         if args.command == "serve":
-            asyncio.run(_check(settings))
+            if not _with(settings, _may_listen(settings, args.host)):
+                sys.exit(
+                    f"catalogo: refusing to serve on {args.host}: anyone who reaches it could "
+                    "change the catalog. Create a user first (catalogo usuarios criar NOME "
+                    "--papel admin), or set CATALOGO_AUTH=off to serve it open on purpose."
+                )
             _serve(settings, args.host, args.port, args.workers)
         elif args.command == "seed":
-            print(f"catalogo: added {asyncio.run(_seed(settings, args.count))} products")
+            added = _with(
+                settings, lambda storage: storage.create_many(produtos.exemplos(args.count))
+            )
+            print(f"catalogo: added {added} products")
+        elif args.command == "usuarios":
+            _usuarios(settings, args)
+        elif args.command == "tokens":
+            _tokens(settings, args)
     except migrations.SchemaOutdated as error:
         sys.exit(f"catalogo: {error}")
     except (StorageUnavailable, OSError) as error:
         sys.exit(f"catalogo: the database does not answer ({error})")
+    except (ContaInvalida, UserExists, UnknownUser) as error:
+        sys.exit(f"catalogo: {_said(error)}")
 
 
-async def _check(settings: Settings) -> None:
-    storage = await open_storage(settings)
+def _with(settings: Settings, work: Callable[[Storage], Awaitable[T]]) -> T:
+    """`work` on the store, once its schema is known to be current."""
+
+    async def run() -> T:
+        storage = await open_storage(settings)
+        try:
+            await migrations.require_current(storage)
+            return await work(storage)
+        finally:
+            await storage.close()
+
+    return asyncio.run(run())
+
+
+def _may_listen(settings: Settings, host: str) -> Callable[[Storage], Awaitable[bool]]:
+    async def check(storage: Storage) -> bool:
+        if settings.auth is not None or _loopback(host):
+            return True
+        return await storage.users_exist()
+
+    return check
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
     try:
-        await migrations.require_current(storage)
-    finally:
-        await storage.close()
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
-async def _seed(settings: Settings, count: int) -> int:
-    storage = await open_storage(settings)
-    try:
-        await migrations.require_current(storage)
-        return await storage.create_many(produtos.exemplos(count))
-    finally:
-        await storage.close()
+def _said(error: Exception) -> str:
+    if isinstance(error, UserExists):
+        return f"there is a user named {error} already"
+    if isinstance(error, UnknownUser):
+        return f"there is no user named {error}"
+    return str(error)
+
+
+def _usuarios(settings: Settings, args: argparse.Namespace) -> None:
+    if args.action == "listar":
+        users = _with(settings, lambda storage: storage.users())
+        print(f"{'nome':<24} {'papel':<7} {'ativo':<5} criado em")
+        for user in users:
+            print(
+                f"{user.nome:<24} {user.papel:<7} {'sim' if user.ativo else 'não':<5} "
+                f"{_when(user.created_at)}"
+            )
+        return
+    nome = accounts.ler_nome(args.nome)
+    if args.action == "desativar":
+        _with(settings, lambda storage: storage.update_user(nome, ativo=False))
+        print(f"catalogo: {nome} deactivated; their sessions ended, their tokens stop working")
+        return
+    senha = _new_password(args.senha_stdin)
+    passwords = Passwords()
+
+    async def criar(storage: Storage) -> object:
+        hashed = await passwords.hash(senha)
+        return await storage.create_user(nome, args.papel, hashed, time.time())
+
+    async def trocar(storage: Storage) -> object:
+        return await storage.update_user(nome, password_hash=await passwords.hash(senha))
+
+    if args.action == "criar":
+        _with(settings, criar)
+        print(f"catalogo: created {nome} ({args.papel})")
+    else:
+        _with(settings, trocar)
+        print(f"catalogo: new password for {nome}; their sessions ended")
+
+
+def _new_password(from_stdin: bool) -> str:
+    """From stdin (one line), or typed twice at a prompt that does not echo it."""
+    if from_stdin:
+        return accounts.ler_senha(sys.stdin.readline().removesuffix("\n").removesuffix("\r"))
+    if not sys.stdin.isatty():
+        raise ContaInvalida("no terminal to ask for the password: pass --senha-stdin")
+    senha = accounts.ler_senha(getpass.getpass("Senha: "))
+    if getpass.getpass("Repita a senha: ") != senha:
+        raise ContaInvalida("As senhas digitadas não são iguais.")
+    return senha
+
+
+def _tokens(settings: Settings, args: argparse.Namespace) -> None:
+    if args.action == "listar":
+        tokens = _with(settings, lambda storage: storage.tokens())
+        print(
+            f"{'id':>5} {'usuário':<20} {'papel':<7} {'criado em':<16} {'expira em':<16} "
+            f"{'último uso':<16} {'estado':<8} nome"
+        )
+        for token in tokens:
+            state = (
+                "revogado"
+                if token.revoked_at
+                else (
+                    "expirado" if token.expires_at and token.expires_at <= time.time() else "ativo"
+                )
+            )
+            print(
+                f"{token.id:>5} {token.usuario:<20} {token.papel:<7} "
+                f"{_when(token.created_at):<16} {_when(token.expires_at):<16} "
+                f"{_when(token.last_used_at):<16} {state:<8} {token.nome}"
+            )
+        return
+    if args.action == "revogar":
+        revoked = _with(settings, lambda storage: storage.revoke_token(args.id, time.time()))
+        if revoked is None:
+            sys.exit(f"catalogo: there is no token {args.id}")
+        print(f"catalogo: token {args.id} ({revoked.nome}) revoked")
+        return
+    nome = accounts.ler_nome(args.usuario)
+    rotulo = accounts.ler_rotulo(args.nome)
+    if args.expira is not None and not 1 <= args.expira <= 3650:
+        raise ContaInvalida("--expira takes 1 to 3650 days")
+    secret = accounts.new_token()
+
+    async def criar(storage: Storage) -> accounts.Token:
+        found = await storage.user(nome)
+        if found is None or not found[0].ativo:
+            raise UnknownUser(nome)
+        owner = found[0]
+        papel = args.papel or accounts.menor(owner.papel, "editor")
+        if not accounts.pode(owner.papel, papel):
+            raise ContaInvalida(f"{nome} is {owner.papel}: a token of theirs can be at most that")
+        now = time.time()
+        expires = None if args.expira is None else now + args.expira * 86400
+        return await storage.create_token(
+            owner.id, rotulo, papel, accounts.digest(secret), now, expires
+        )
+
+    token = _with(settings, criar)
+    print(
+        f"catalogo: token {token.id} for {token.usuario} ({token.papel}), "
+        f"expires {_when(token.expires_at) if token.expires_at else 'never'}; "
+        "it is shown only now:",
+        file=sys.stderr,
+    )
+    print(secret)
+
+
+def _when(moment: float | None) -> str:
+    if moment is None:
+        return "-"
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M")
 
 
 # How long a worker may take to finish what it began once told to stop: over the app's own

@@ -11,7 +11,12 @@
             both `antes` and `depois`, a body cut short (hung up mid-body, broken chunked framing),
             a `Host` not in CATALOGO_ALLOWED_HOSTS, two `Host`s, none
             on HTTP/1.1
-    403     a write a browser sends from another site                   guard
+    401     no credentials where the mode asks for them (a program;     access
+            a browser is sent to /entrar instead), a bearer token
+            that is malformed, unknown, expired or revoked (with
+            WWW-Authenticate)
+    403     a write a browser sends from another site; a signed-in      guard, access
+            user whose role does not allow it
     404     an unknown path or product; an id outside 1 … 2^63-1        routing, resources
     405     a method the path does not accept (with `Allow`)            routing
     406     an Accept that rules out every type the path has            resources
@@ -27,13 +32,18 @@
     415     a write body that is neither form data nor JSON, or not     bodies
             UTF-8
     422     invalid fields (the form again, or `errors` by field); an   resources,
-            Idempotency-Key already used with another request           idempotency
+            Idempotency-Key already used with another request; a        idempotency
+            sign-in with a wrong name or password (the form again)
+    429     too many failed sign-ins (Retry-After)                      resources
     500     a bug: a page or problem with the request id; the trace     server_error
             only in the log, under that id
-    503     the database cannot answer now, with Retry-After            storage, /readyz
+    503     the database cannot answer now, with Retry-After; more      storage, /readyz,
+            sign-ins waiting for a password check than the server       accounts
+            takes on
 
 Checked in this order: Host (400), cross-site (403), body size and time (413, 408, 400),
-method override (400), routing (404, 405), then in the endpoint: 406; for PUT and DELETE the
+method override (400), routing (404, 405), credentials and role (401 or 303, 403), then in the
+endpoint: 406; for PUT and DELETE the
 preconditions (412); the body's type and syntax (415, 400); the fields (422); the write
 itself (404, 409, 412).
 
@@ -65,6 +75,7 @@ RETRY_AFTER = {"Retry-After": "5"}
 
 TITLES = {
     400: "Requisição inválida",
+    401: "Entre para continuar",
     403: "Acesso negado",
     404: "Página não encontrada",
     405: "Método não permitido",
@@ -74,6 +85,7 @@ TITLES = {
     412: "Versão desatualizada",
     413: "Conteúdo grande demais",
     415: "Formato não aceito",
+    429: "Muitas tentativas",
     500: "Erro interno",
     503: "Serviço indisponível",
 }
@@ -130,6 +142,47 @@ def bad_request(message: str, *sent: object) -> HTTPException:
 
 def cross_site() -> HTTPException:
     return HTTPException(403, "Envios a partir de outro site não são aceitos.")
+
+
+CHALLENGE = 'Bearer realm="catalogo"'
+
+
+def unauthenticated(invalid: bool) -> HTTPException:
+    """401: no credentials where they are needed, or a token that is not valid (RFC 6750)."""
+    if invalid:
+        return HTTPException(
+            401,
+            "O token enviado em Authorization não vale: malformado, desconhecido, expirado ou "
+            "revogado. Peça um novo a quem administra o catálogo.",
+            {"WWW-Authenticate": f'{CHALLENGE}, error="invalid_token"'},
+        )
+    return HTTPException(
+        401,
+        "Esta ação exige um token: envie Authorization: Bearer cat_… (catalogo tokens criar).",
+        {"WWW-Authenticate": CHALLENGE},
+    )
+
+
+def forbidden(papel: str, needed: str) -> HTTPException:
+    return HTTPException(
+        403, f"Seu papel ({papel}) não permite esta ação: ela exige o papel {needed}."
+    )
+
+
+def too_many_sign_ins(seconds: int) -> HTTPException:
+    minutes = max(1, round(seconds / 60))
+    return HTTPException(
+        429,
+        f"Muitas tentativas de entrada sem sucesso. Tente de novo em {minutes} "
+        f"minuto{'s' if minutes > 1 else ''}.",
+        {"Retry-After": str(seconds)},
+    )
+
+
+def sign_ins_busy() -> HTTPException:
+    return HTTPException(
+        503, "Muitas pessoas entrando ao mesmo tempo. Tente de novo em instantes.", RETRY_AFTER
+    )
 
 
 class TitledError(HTTPException):

@@ -15,14 +15,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import errors
+from catalogo.accounts import Principal
 from catalogo.produtos import Produto
 from catalogo.storage import KeyTaken, Storage, StorageUnavailable
 
 HEADER = "idempotency-key"
 
 
-def key_of(request: Request) -> str | None:
-    """The Idempotency-Key: a structured-field string, or the bare token clients often send."""
+def key_of(request: Request, principal: Principal | None = None) -> str | None:
+    """The Idempotency-Key: a structured-field string, or the bare token clients often send;
+    each user's keys are their own (stored after their scope and a space, which no key holds),
+    so one user can neither replay nor block another's."""
     values = request.headers.getlist(HEADER)
     if not values:
         return None
@@ -33,7 +36,7 @@ def key_of(request: Request) -> str | None:
         key = key[1:-1]
     if not 1 <= len(key) <= 255 or not all("!" <= c <= "~" and c not in '"\\' for c in key):
         raise errors.bad_request(errors.BAD_IDEMPOTENCY_KEY)
-    return key
+    return key if principal is None else f"{principal.scope} {key}"
 
 
 def fingerprint(media: str, produto: Produto) -> str:

@@ -35,6 +35,9 @@ class Settings:
     access_log: bool = True
     metrics_port: int | None = None  # None: no metrics
     metrics_host: str = "127.0.0.1"
+    auth: Literal["off", "writes", "all"] | None = None  # None: off until a user exists
+    session_hours: int = 12
+    trusted_proxies: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         sqlite = self.database_url.startswith("sqlite:///")
@@ -74,6 +77,13 @@ class Settings:
             raise SettingsError(
                 "CATALOGO_METRICS_PORT must be a port number, 1 to 65535 (unset: no metrics)"
             )
+        if self.auth not in (None, "off", "writes", "all"):
+            raise SettingsError(
+                "CATALOGO_AUTH must be off, writes or all (unset: off until the first user "
+                "is created, then writes)"
+            )
+        if not 1 <= self.session_hours <= 24 * 30:
+            raise SettingsError("CATALOGO_SESSAO_HORAS must be between 1 and 720")
         if not self.metrics_host:
             raise SettingsError("CATALOGO_METRICS_HOST must be an address, such as 127.0.0.1")
 
@@ -105,6 +115,9 @@ class Settings:
             access_log=_on_or_off(environ, "CATALOGO_ACCESS_LOG", cls.access_log),
             metrics_port=_optional_number(environ, "CATALOGO_METRICS_PORT"),
             metrics_host=environ.get("CATALOGO_METRICS_HOST", cls.metrics_host),
+            auth=environ.get("CATALOGO_AUTH") or None,  # type: ignore[arg-type]  # checked
+            session_hours=_whole_number(environ, "CATALOGO_SESSAO_HORAS", cls.session_hours),
+            trusted_proxies=_names(environ, "CATALOGO_TRUSTED_PROXIES", cls.trusted_proxies),
         )
 
 

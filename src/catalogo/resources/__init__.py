@@ -4,11 +4,15 @@ Handlers translate between HTTP and the product, nothing more. Methods a class d
 get 405 with `Allow` from Starlette's `HTTPEndpoint`, HEAD follows GET, and OPTIONS answers
 204 with the same `Allow`. Every URI speaks HTML to browsers and JSON to clients that ask for
 it (`negotiate`), with `Vary: Accept`.
+
+Before a handler runs, `dispatch` asks access.py whether the request may go on: each class says
+in `needs` what its methods need (by default: reading the catalog for GET and HEAD, writing it
+for the rest).
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 from starlette.endpoints import HTTPEndpoint
@@ -16,6 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import errors
+from catalogo.access import Gate, Need, personal
+from catalogo.accounts import Passwords
 from catalogo.negotiation import HTML, JSON, preferred
 from catalogo.settings import Settings
 from catalogo.storage import Storage
@@ -31,6 +37,8 @@ class Services:
     settings: Settings
     storage: Storage
     schema_head: str | None
+    gate: Gate
+    passwords: Passwords
 
 
 def services(request: Request) -> Services:
@@ -39,6 +47,27 @@ def services(request: Request) -> Services:
 
 
 class Resource(HTTPEndpoint):
+    needs: ClassVar[
+        dict[str, Need]
+    ] = {}  # by method; those left out: Need.READ if safe, else WRITE
+
+    async def dispatch(self) -> None:
+        """Starlette's, with the access check between routing and the handler."""
+        request = Request(self.scope, receive=self.receive, send=self.send)
+        method = request.method
+        if method not in self._allowed_methods:
+            await self.method_not_allowed(request)  # raises the 405
+        need = self.needs.get(method) or (
+            Need.READ if method in ("GET", "HEAD", "OPTIONS") else Need.WRITE
+        )
+        refusal = await services(request).gate.admit(request, need)
+        if refusal is not None:
+            await refusal(self.scope, self.receive, self.send)
+            return
+        response = await getattr(self, "get" if method == "HEAD" else method.lower())(request)
+        personal(request, response)
+        await response(self.scope, self.receive, self.send)
+
     async def options(self, request: Request) -> Response:
         return Response(status_code=204, headers={"Allow": ", ".join(self.allowed_methods())})
 

@@ -4,11 +4,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import errors, openapi, pages
+from catalogo.access import Need
 from catalogo.negotiation import HTML, JSON
 from catalogo.openapi import page
 from catalogo.resources import VARY, Resource, json_response, negotiate, services
 
 _NO_STORE = {"Cache-Control": "no-store"}
+_PUBLIC = {"GET": Need.PUBLIC, "HEAD": Need.PUBLIC, "OPTIONS": Need.PUBLIC}
 
 
 class InicioResource(Resource):
@@ -21,12 +23,16 @@ class InicioResource(Resource):
 class HealthResource(Resource):
     """/healthz: the process is up and answering; it asks nothing of the database."""
 
+    needs = _PUBLIC
+
     async def get(self, request: Request) -> Response:
         return json_response({"status": "ok"}, headers=_NO_STORE)
 
 
 class ReadyResource(Resource):
     """/readyz: ready for traffic: the database answers and its schema is the code's."""
+
+    needs = _PUBLIC
 
     async def get(self, request: Request) -> Response:
         shared = services(request)

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import conditional, errors, idempotency, pages
+from catalogo.access import Need, Visitante, principal, visitor
 from catalogo.accesslog import request_id
 from catalogo.bodies import read_form, read_json
 from catalogo.listing import RETURN_PARAMETER, Listing
@@ -47,6 +48,9 @@ _NOTICES = {
     "removido": "Produto «{}» removido.",
 }
 _EMPTY = dict.fromkeys(CAMPOS, "")
+# Pages that exist only to change the catalog: a person who may not is sent to sign in first,
+# rather than after typing.
+_FOR_WRITERS = {"GET": Need.WRITE, "HEAD": Need.WRITE}
 _FORM_FIELDS = frozenset(
     [*(f"produto.{field}" for field in (*CAMPOS, "versao", "base")), RETURN_PARAMETER]
 )
@@ -95,6 +99,7 @@ class ProdutosResource(Resource):
             primeira_pagina=not listing.query,
             lista=listing.query,
             retorno=listing.carried(""),
+            quem=visitor(request),
         )
         if NOTICE_COOKIE in request.cookies:
             response.delete_cookie(NOTICE_COOKIE, httponly=True, samesite="lax")
@@ -108,7 +113,7 @@ class ProdutosResource(Resource):
             if media == JSON:
                 return errors.invalid_fields(request, problems)
             values = {**_EMPTY, **submitted.fields}
-            return _new_page(submitted.listing, values, problems, 422)
+            return _new_page(visitor(request), submitted.listing, values, problems, 422)
 
         def answer(created: Produto) -> Response:
             if media == HTML:
@@ -118,18 +123,20 @@ class ProdutosResource(Resource):
             return json_response(representacao(created), 201, headers)
 
         storage = services(request).storage
-        key = idempotency.key_of(request)
+        key = idempotency.key_of(request, principal(request))
         if key is None:
             return answer(await storage.create(produto))
         return await idempotency.create_once(storage, key, media, produto, answer)
 
 
 class NovoProdutoResource(Resource):
-    """/produtos/novo: the empty form, which posts to /produtos."""
+    """/produtos/novo: the empty form, which posts to /produtos: only for those who may."""
+
+    needs = _FOR_WRITERS
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
-        return _new_page(Listing.returning_to(request.query_params), _EMPTY, {})
+        return _new_page(visitor(request), Listing.returning_to(request.query_params), _EMPTY, {})
 
 
 class ProdutoResource(Resource):
@@ -148,7 +155,7 @@ class ProdutoResource(Resource):
         if media == JSON:
             return json_response(representacao(produto), headers=headers)
         listing = Listing.returning_to(request.query_params)
-        return _edit_page(produto, _values(produto), {}, listing, headers=headers)
+        return _edit_page(visitor(request), produto, _values(produto), {}, listing, headers=headers)
 
     async def put(self, request: Request) -> Response:
         media = negotiate(request)
@@ -168,7 +175,7 @@ class ProdutoResource(Resource):
                 "base": submitted.base or "",
             }
             existing = await _existing(request)
-            return _edit_page(existing, values, problems, submitted.listing, 422)
+            return _edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
         try:
             updated = await storage.update(
                 id, produto, conditional.expected_versions(request, submitted.based_on)
@@ -202,6 +209,8 @@ class RemocaoResource(Resource):
     the product as saved now, says so when it moved on past the `versao` of the page the person
     came from, and removes the version it shows."""
 
+    needs = _FOR_WRITERS
+
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
         seen = _version(request.query_params.get("versao"))
@@ -215,6 +224,7 @@ class RemocaoResource(Resource):
             mudou=seen is not None and seen != produto.versao,
             lista=listing.query,
             volta=listing.url,
+            quem=visitor(request),
         )
 
 
@@ -243,13 +253,16 @@ def _failed_write(
             request_id=request_id(request),
             current=representacao(current),
         )
+    who = visitor(request)
     if typed is None:
         values = _values(current)
-        return _edit_page(current, values, {}, submitted.listing, 409, remocao_recusada=True)
-    return _conflict_page(current, typed, submitted)
+        return _edit_page(who, current, values, {}, submitted.listing, 409, remocao_recusada=True)
+    return _conflict_page(who, current, typed, submitted)
 
 
-def _conflict_page(current: Produto, typed: Produto, submitted: _Submitted) -> Response:
+def _conflict_page(
+    who: Visitante | None, current: Produto, typed: Produto, submitted: _Submitted
+) -> Response:
     """The edit form again after someone else saved: a field this person left alone takes the
     saved value, so Salvar never puts back what the other person replaced; the fields both
     changed, to different values, are shown side by side. Without a base (a form not from our
@@ -266,7 +279,9 @@ def _conflict_page(current: Produto, typed: Produto, submitted: _Submitted) -> R
     both = [c for c in CAMPOS if c in mine & theirs and getattr(typed, c) != getattr(current, c)]
     rows = [(c, _shown(current, c), _shown(typed, c)) for c in both]
     kept = [c for c in CAMPOS if c in theirs - mine]
-    return _edit_page(current, values, {}, submitted.listing, 409, conflito=rows, mantidos=kept)
+    return _edit_page(
+        who, current, values, {}, submitted.listing, 409, conflito=rows, mantidos=kept
+    )
 
 
 def _shown(produto: Produto, field: str) -> str:
@@ -355,6 +370,7 @@ def _not_found(request: Request, id: int) -> Exception:
 
 
 def _edit_page(
+    who: Visitante | None,
     produto: Produto,
     values: dict[str, Any],
     problems: dict[str, str],
@@ -378,11 +394,16 @@ def _edit_page(
         conflito=conflito,
         mantidos=mantidos,
         remocao_recusada=remocao_recusada,
+        quem=who,
     )
 
 
 def _new_page(
-    listing: Listing, values: dict[str, Any], problems: dict[str, str], status_code: int = 200
+    who: Visitante | None,
+    listing: Listing,
+    values: dict[str, Any],
+    problems: dict[str, str],
+    status_code: int = 200,
 ) -> Response:
     return pages.load().render(
         "produtos/novo.html",
@@ -392,6 +413,7 @@ def _new_page(
         erros=problems,
         lista=listing.query,
         volta=listing.url,
+        quem=who,
     )
 
 

@@ -16,12 +16,17 @@ across a crash. A claim whose request failed is released (`release_key`); one le
 database was gone, or the process died) is taken over by a retry once its request can no longer
 finish it: on PostgreSQL, as soon as the session that claimed it has ended; on SQLite, after
 ABANDONED_AFTER_SECONDS. Storage keeps data only; the answers are idempotency.py's.
+
+Accounts (accounts.py) keep users, sessions, tokens and sign-in attempts: every call that finds
+who is asking reads the database, so that a revoked token or an ended session stops working at
+once on every instance.
 """
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
 
@@ -61,6 +66,14 @@ def existing_claim(fingerprint: str, found: str, created: int | None) -> KeyClai
     if found != fingerprint:
         return KeyClaim("other_request")
     return KeyClaim("in_progress") if created is None else KeyClaim("created", created=created)
+
+
+class UserExists(Exception):
+    """A user of that name exists already."""
+
+
+class UnknownUser(Exception):
+    """No user has that name."""
 
 
 class KeyTaken(Exception):
@@ -136,6 +149,80 @@ class Storage(Protocol):
     async def release_key(self, key: str, claimed_at: float) -> None: ...
 
     async def schema_version(self) -> str | None: ...
+
+    # Accounts: `now` is given by the caller, so that every check of one request sees one time.
+    async def users_exist(self) -> bool: ...
+
+    async def users(self) -> list[Usuario]: ...
+
+    async def user(self, nome: str) -> tuple[Usuario, str] | None:
+        """The user and their password hash."""
+        ...
+
+    async def create_user(self, nome: str, papel: Papel, password_hash: str, now: float) -> Usuario:
+        """Raises UserExists."""
+        ...
+
+    async def update_user(
+        self,
+        nome: str,
+        papel: Papel | None = None,
+        ativo: bool | None = None,
+        password_hash: str | None = None,
+        keep_session: int | None = None,
+        same_password: bool = False,
+    ) -> Usuario:
+        """Changes what is given. A new password (not `same_password` hashed anew) or a
+        deactivation ends the user's sessions, all but `keep_session`. Raises UnknownUser."""
+        ...
+
+    async def record_sign_in(self, nome: str, address: str, ok: bool, now: float) -> None: ...
+
+    async def sign_in_failures(self, nome: str, address: str, now: float) -> Failures: ...
+
+    async def create_session(
+        self,
+        usuario_id: int,
+        secret_hash: str,
+        now: float,
+        expires_at: float,
+        address: str,
+        user_agent: str,
+    ) -> None: ...
+
+    async def session_principal(self, secret_hash: str, now: float) -> Principal | None:
+        """Whose live session this is, if its user is active."""
+        ...
+
+    async def sessions(self, usuario_id: int, now: float) -> list[Sessao]: ...
+
+    async def end_sessions(
+        self, usuario_id: int, only: int | None = None, keep: int | None = None
+    ) -> int:
+        """Ends one session of the user's (`only`), or all but `keep`; says how many ended."""
+        ...
+
+    async def end_session(self, secret_hash: str) -> None: ...
+
+    async def create_token(
+        self,
+        usuario_id: int,
+        nome: str,
+        papel: Papel,
+        secret_hash: str,
+        now: float,
+        expires_at: float | None,
+    ) -> Token: ...
+
+    async def token_principal(self, secret_hash: str, now: float) -> Principal | None:
+        """Whose live token this is, if its user is active; notes its use (once a minute)."""
+        ...
+
+    async def tokens(self) -> list[Token]: ...
+
+    async def revoke_token(self, id: int, now: float) -> Token | None:
+        """None: no token has that id. A token revoked already stays as it was."""
+        ...
 
     async def close(self) -> None: ...
 

@@ -47,6 +47,7 @@ from asyncpg.pool import PoolConnectionProxy
 
 from catalogo import storage
 from catalogo.produtos import Produto
+from catalogo.storage.postgres_accounts import PostgresAccounts
 
 CONNECT_TIMEOUT_S = 5
 ACQUIRE_TIMEOUT_S = 10  # a free connection of the pool, or a new one, within this
@@ -135,7 +136,7 @@ async def _no_reset(connection: asyncpg.Connection) -> None:
     costs a round trip per request); asyncpg still rolls back any open transaction."""
 
 
-class PostgresStorage:
+class PostgresStorage(PostgresAccounts):
     def __init__(self, pool: "asyncpg.Pool[asyncpg.Record]", taken: Callable[[int], None]) -> None:
         """`taken` is told of each connection taken from the pool (+1) and returned (-1)."""
         self._pool = pool
@@ -189,6 +190,10 @@ class PostgresStorage:
                 ):
                     continue
                 raise storage.StorageUnavailable(f"{type(error).__name__}: {error}") from error
+
+    async def _write(self, work: Callable[[Connection], Awaitable[T]]) -> T:
+        """A write: run again only if asyncpg refused to send it."""
+        return await self._run(work, _refused)
 
     async def _fetch(self, sql: str, *params: Any) -> list[Any]:
         async def fetch(connection: Connection) -> list[Any]:

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from catalogo import storage
 from catalogo.produtos import Produto
+from catalogo.storage.sqlite_accounts import SQLiteAccounts
 
 T = TypeVar("T")
 MAX_BATCH = 256
@@ -176,7 +177,7 @@ def _settle(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
             future.set_exception(value)
 
 
-class SQLiteStorage:
+class SQLiteStorage(SQLiteAccounts):
     def __init__(
         self,
         path: str,
@@ -196,6 +197,9 @@ class SQLiteStorage:
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
         return await self._writer.submit(lambda c: c.execute(sql, params).fetchall())
+
+    async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        return await self._writer.submit(work)
 
     async def page(self, cursor: storage.Cursor) -> storage.Page:
         self._read("BEGIN")

@@ -1,0 +1,208 @@
+"""Who is asking, and whether they may: the HTTP side of accounts.py.
+
+Every resource says what each of its methods needs (`Need`); `Resource.dispatch` asks `admit`
+before the handler runs. What a need asks of the client depends on the mode, CATALOGO_AUTH:
+
+    need        off        writes     all       (unset: off while no user exists, then writes)
+    PUBLIC      -          -          -         /entrar, /healthz, /readyz
+    READ        -          -          leitor    GET and HEAD of the catalog, /docs
+    WRITE       -          editor     editor    every other method of the catalog
+    SIGNED_IN   any user   any user   any user  /conta
+    ADMIN       admin      admin      admin     /usuarios, /tokens
+
+Credentials are a session cookie (browsers, after /entrar) or `Authorization: Bearer cat_…`
+(programs). Each is looked up in the database on every request that carries it, so that a
+revoked token or an ended session stops at once on every instance; a request that carries
+neither costs no lookup. Refusals: no credentials, a browser is sent to /entrar (303, the page
+to come back to in `proximo`) and a program gets 401 with `WWW-Authenticate`; a token that is
+malformed, unknown, expired or revoked is 401 wherever it is sent; a user without the role, 403.
+"""
+
+import enum
+import re
+import time
+import urllib.parse
+from dataclasses import dataclass
+from typing import Literal
+
+from starlette.datastructures import MutableHeaders
+from starlette.requests import Request, cookie_parser
+from starlette.responses import Response
+
+from catalogo import accounts, errors
+from catalogo.accounts import Papel, Principal
+from catalogo.negotiation import prefers_json
+from catalogo.settings import Settings
+from catalogo.storage import Storage
+
+Mode = Literal["off", "writes", "all"]
+SESSION_COOKIE = "sessao"
+SECURE_SESSION_COOKIE = "__Host-sessao"  # the browser keeps it to this host, over HTTPS only
+_PRINCIPAL = "catalogo.principal"
+_MODE = "catalogo.auth_mode"
+USERS_RECHECK_S = 1.0  # while no user exists, reads look again at most this often
+_LOCAL_PATH = re.compile(r"/(?![/\\])[^\\\x00-\x1f\x7f]*")
+_NEXT_LIMIT = 2048
+
+
+class Need(enum.Enum):
+    PUBLIC = "public"
+    READ = "read"
+    WRITE = "write"
+    SIGNED_IN = "signed_in"
+    ADMIN = "admin"
+
+
+def required(need: Need, mode: Mode) -> Papel | Literal["any"] | None:
+    """The role a need asks for under a mode: None, nobody need sign in; "any", any user."""
+    if need is Need.READ:
+        return "leitor" if mode == "all" else None
+    if need is Need.WRITE:
+        return None if mode == "off" else "editor"
+    if need is Need.SIGNED_IN:
+        return "any"
+    return "admin" if need is Need.ADMIN else None
+
+
+@dataclass(frozen=True)
+class Visitante:
+    """What a page shows of who is looking: their name and role, or the way to sign in, and
+    whether to offer the buttons that change the catalog. None in the templates: no one has
+    signed in and no one needs to (the spec's anonymous pages, as they always were)."""
+
+    nome: str | None
+    papel: Papel | None
+    pode_editar: bool
+    admin: bool
+    aqui: str  # this page, to come back to after signing in
+
+
+class Gate:
+    """One per app: the mode now, and who a request's credentials name."""
+
+    def __init__(self, settings: Settings, storage: Storage) -> None:
+        self.settings = settings
+        self.storage = storage
+        self._users_exist = False  # once true, true for good: users are never deleted
+        self._users_checked = 0.0
+
+    async def mode(self, certain: bool) -> Mode:
+        """CATALOGO_AUTH, or when unset: off while no user exists, writes once one does. A read
+        may learn of the first user a second late (`certain` False); a write never does."""
+        if self.settings.auth is not None:
+            return self.settings.auth
+        if not self._users_exist:
+            now = time.monotonic()
+            if certain or now - self._users_checked >= USERS_RECHECK_S:
+                self._users_checked = now
+                self._users_exist = await self.storage.users_exist()
+        return "writes" if self._users_exist else "off"
+
+    async def admit(self, request: Request, need: Need) -> Response | None:
+        """None when the request may go on (its principal noted for `principal()`), or the
+        refusal to send instead."""
+        if need is Need.PUBLIC:
+            return None
+        bearer, session = _credentials(request)
+        now = time.time()
+        principal = None
+        if bearer is not None:
+            if not accounts.is_token(bearer) or not (
+                principal := await self.storage.token_principal(accounts.digest(bearer), now)
+            ):
+                return _unauthenticated(request, invalid=True)
+        elif session is not None and accounts.is_session_secret(session):
+            principal = await self.storage.session_principal(accounts.digest(session), now)
+        mode = await self.mode(certain=need is not Need.READ)
+        request.scope[_PRINCIPAL] = principal
+        request.scope[_MODE] = mode
+        role = required(need, mode)
+        if role is None:
+            return None
+        if principal is None:
+            return _unauthenticated(request)
+        if role != "any" and not accounts.pode(principal.papel, role):
+            raise errors.forbidden(principal.papel, role)
+        return None
+
+
+def principal(request: Request) -> Principal | None:
+    found: Principal | None = request.scope.get(_PRINCIPAL)
+    return found
+
+
+def visitor(request: Request) -> Visitante | None:
+    """For the templates: see `Visitante`."""
+    who = principal(request)
+    mode: Mode = request.scope.get(_MODE, "off")
+    if who is None and mode == "off":
+        return None
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if who is None:
+        return Visitante(None, None, False, False, here)
+    editor = mode == "off" or accounts.pode(who.papel, "editor")
+    return Visitante(who.nome, who.papel, editor, who.papel == "admin", here)
+
+
+def personal(request: Request, response: Response) -> None:
+    """A page that depends on who asks is never kept for someone else: `Cache-Control:
+    private` once anyone is signed in, and `Vary: Cookie` wherever signing in changes it."""
+    if request.scope.get(_MODE, "off") == "off" and principal(request) is None:
+        return
+    headers = MutableHeaders(raw=response.raw_headers)
+    if principal(request) is not None:
+        control = headers.get("cache-control")
+        if control is None:
+            headers["Cache-Control"] = "private"
+        elif "no-store" not in control and "private" not in control:
+            headers["Cache-Control"] = f"private, {control}"
+    if response.media_type == "text/html":
+        headers.add_vary_header("Cookie")
+
+
+def session_cookie(request: Request) -> str:
+    return SECURE_SESSION_COOKIE if request.url.scheme == "https" else SESSION_COOKIE
+
+
+def local_path(value: str | None, default: str = "/produtos") -> str:
+    """Where to go after signing in: a path of this site, never another site (`//evil`,
+    `/\\evil`, a scheme) whatever `proximo` says."""
+    if value and len(value) <= _NEXT_LIMIT and _LOCAL_PATH.fullmatch(value):
+        return value
+    return default
+
+
+def client_address(request: Request, trusted: tuple[str, ...]) -> str:
+    """The client's address: the peer's, or when the peer is a trusted balancer
+    (CATALOGO_TRUSTED_PROXIES), the last address it put in X-Forwarded-For."""
+    peer = request.client.host if request.client else ""
+    if peer not in trusted:
+        return peer
+    forwarded = ",".join(request.headers.getlist("x-forwarded-for"))
+    hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+    return hops[-1][:64] if hops else peer
+
+
+def _credentials(request: Request) -> tuple[str | None, str | None]:
+    """The bearer token and the session secret the request carries, if any; an Authorization
+    of any other kind counts as a bad token. Only the headers' names are looked at when the
+    request carries neither."""
+    bearer = session = None
+    for name, value in request.scope["headers"]:
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").strip().partition(" ")
+            bearer = token.strip() if scheme.lower() == "bearer" else ""
+        elif name == b"cookie" and b"sessao=" in value:
+            cookies = cookie_parser(value.decode("latin-1"))
+            session = cookies.get(session_cookie(request))
+    return bearer, session
+
+
+def _unauthenticated(request: Request, invalid: bool = False) -> Response:
+    if not invalid and not prefers_json(request):
+        back = request.url.path
+        if request.method in ("GET", "HEAD") and request.url.query:
+            back += "?" + request.url.query
+        query = urllib.parse.urlencode({"proximo": back})
+        return Response(status_code=303, headers={"Location": f"/entrar?{query}"})
+    raise errors.unauthenticated(invalid)

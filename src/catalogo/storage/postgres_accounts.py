@@ -1,0 +1,274 @@
+"""Accounts in PostgreSQL: the half of postgres.py's store that keeps users, sessions, tokens and
+sign-in attempts, with the same bounds and the same rule for running a failed call again
+(postgres.py's docstring): reads always, writes only when asyncpg refused to send them."""
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import asyncpg
+
+from catalogo import accounts, storage
+from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
+
+if TYPE_CHECKING:
+    from catalogo.storage.postgres import Connection
+
+T = TypeVar("T")
+_USER = "id, nome, papel, ativo, created_at"
+_TOKENS_COLUMNS = (
+    "t.id, u.nome, t.nome, t.papel, t.created_at, t.expires_at, t.last_used_at, t.revoked_at"
+)
+_TOKENS_FROM = "FROM tokens t JOIN usuarios u ON u.id = t.usuario_id"
+TOKEN_USE_GRAIN_S = 60  # a token's last use is noted at most this often: a write each time
+_FAILURES = """
+WITH last_success AS (
+    SELECT coalesce(max(at), 0) AS at FROM login_attempts
+    WHERE nome = $1 AND address = $2 AND ok
+)
+SELECT
+    count(*) FILTER (WHERE nome = $1 AND address = $2 AND at > (SELECT at FROM last_success)),
+    count(*) FILTER (WHERE address = $2),
+    count(*) FILTER (WHERE nome = $1),
+    EXISTS (SELECT 1 FROM login_attempts WHERE nome = $1 AND address = $2 AND ok),
+    min(at) FILTER (WHERE nome = $1 AND address = $2 AND at > (SELECT at FROM last_success)),
+    min(at) FILTER (WHERE address = $2),
+    min(at) FILTER (WHERE nome = $1)
+FROM login_attempts WHERE NOT ok AND at > $3 AND (nome = $1 OR address = $2)
+"""
+
+
+def _usuario(row: Any) -> Usuario:
+    return Usuario(row[0], row[1], row[2], row[3], row[4])
+
+
+def _token(row: Any) -> Token:
+    return Token(*row)
+
+
+class PostgresAccounts:
+    """Mixed into PostgresStorage, whose `_run`, `_write` and `_fetch` these use."""
+
+    if TYPE_CHECKING:
+
+        async def _run(self, work: "Callable[[Connection], Awaitable[T]]") -> T: ...
+
+        async def _write(self, work: "Callable[[Connection], Awaitable[T]]") -> T: ...
+
+        async def _fetch(self, sql: str, *params: Any) -> list[Any]: ...
+
+    async def users_exist(self) -> bool:
+        return bool((await self._fetch("SELECT EXISTS(SELECT 1 FROM usuarios)"))[0][0])
+
+    async def users(self) -> list[Usuario]:
+        return [
+            _usuario(r) for r in await self._fetch(f"SELECT {_USER} FROM usuarios ORDER BY nome")
+        ]
+
+    async def user(self, nome: str) -> tuple[Usuario, str] | None:
+        rows = await self._fetch(
+            f"SELECT {_USER}, password_hash FROM usuarios WHERE nome = $1", nome
+        )
+        return (_usuario(rows[0]), rows[0][5]) if rows else None
+
+    async def create_user(self, nome: str, papel: Papel, password_hash: str, now: float) -> Usuario:
+        async def create(connection: "Connection") -> Any:
+            return await connection.fetchrow(
+                "INSERT INTO usuarios (nome, papel, password_hash, created_at) "
+                f"VALUES ($1, $2, $3, $4) RETURNING {_USER}",
+                nome,
+                papel,
+                password_hash,
+                now,
+            )
+
+        try:
+            return _usuario(await self._write(create))
+        except asyncpg.UniqueViolationError:
+            raise storage.UserExists(nome) from None
+
+    async def update_user(
+        self,
+        nome: str,
+        papel: Papel | None = None,
+        ativo: bool | None = None,
+        password_hash: str | None = None,
+        keep_session: int | None = None,
+        same_password: bool = False,
+    ) -> Usuario:
+        async def update(connection: "Connection") -> Any:
+            async with connection.transaction():
+                row = await connection.fetchrow(
+                    "UPDATE usuarios SET papel = coalesce($1, papel), "
+                    "ativo = coalesce($2, ativo), password_hash = coalesce($3, password_hash) "
+                    f"WHERE nome = $4 RETURNING {_USER}",
+                    papel,
+                    ativo,
+                    password_hash,
+                    nome,
+                )
+                if row is not None and (
+                    (password_hash is not None and not same_password) or ativo is False
+                ):
+                    await connection.execute(
+                        "DELETE FROM sessions WHERE usuario_id = $1 "
+                        "AND id IS DISTINCT FROM $2::bigint",
+                        row[0],
+                        keep_session,
+                    )
+                return row
+
+        row = await self._write(update)
+        if row is None:
+            raise storage.UnknownUser(nome)
+        return _usuario(row)
+
+    async def record_sign_in(self, nome: str, address: str, ok: bool, now: float) -> None:
+        async def record(connection: "Connection") -> None:
+            await connection.execute(
+                "WITH old AS (DELETE FROM login_attempts WHERE at < $5 "
+                "AND (NOT ok OR at < $6)) "
+                "INSERT INTO login_attempts (nome, address, at, ok) VALUES ($1, $2, $3, $4)",
+                nome,
+                address,
+                now,
+                ok,
+                now - 86400,
+                now - accounts.KNOWN_ADDRESS_DAYS * 86400,
+            )
+
+        await self._write(record)
+
+    async def sign_in_failures(self, nome: str, address: str, now: float) -> Failures:
+        row = (await self._fetch(_FAILURES, nome, address, now - accounts.FAILURE_WINDOW_S))[0]
+        return Failures(row[0], row[1], row[2], row[3], row[4], row[5], row[6])
+
+    async def create_session(
+        self,
+        usuario_id: int,
+        secret_hash: str,
+        now: float,
+        expires_at: float,
+        address: str,
+        user_agent: str,
+    ) -> None:
+        async def create(connection: "Connection") -> None:
+            await connection.execute(
+                "WITH old AS (DELETE FROM sessions WHERE expires_at < $3) "
+                "INSERT INTO sessions (usuario_id, secret_hash, created_at, expires_at, address, "
+                "user_agent) VALUES ($1, $2, $3, $4, $5, $6)",
+                usuario_id,
+                secret_hash,
+                now,
+                expires_at,
+                address,
+                user_agent,
+            )
+
+        await self._write(create)
+
+    async def session_principal(self, secret_hash: str, now: float) -> Principal | None:
+        rows = await self._fetch(
+            "SELECT u.id, u.nome, u.papel, s.id FROM sessions s JOIN usuarios u "
+            "ON u.id = s.usuario_id WHERE s.secret_hash = $1 AND s.expires_at > $2 AND u.ativo",
+            secret_hash,
+            now,
+        )
+        return (
+            Principal(rows[0][0], rows[0][1], rows[0][2], session_id=rows[0][3]) if rows else None
+        )
+
+    async def sessions(self, usuario_id: int, now: float) -> list[Sessao]:
+        rows = await self._fetch(
+            "SELECT id, created_at, expires_at, address, user_agent FROM sessions "
+            "WHERE usuario_id = $1 AND expires_at > $2 ORDER BY created_at DESC",
+            usuario_id,
+            now,
+        )
+        return [Sessao(*row) for row in rows]
+
+    async def end_sessions(
+        self, usuario_id: int, only: int | None = None, keep: int | None = None
+    ) -> int:
+        async def end(connection: "Connection") -> str:
+            return await connection.execute(
+                "DELETE FROM sessions WHERE usuario_id = $1 AND ($2::bigint IS NULL OR id = $2) "
+                "AND id IS DISTINCT FROM $3::bigint",
+                usuario_id,
+                only,
+                keep,
+            )
+
+        return int((await self._run(end)).split()[-1])  # deleting twice deletes once
+
+    async def end_session(self, secret_hash: str) -> None:
+        async def end(connection: "Connection") -> None:
+            await connection.execute("DELETE FROM sessions WHERE secret_hash = $1", secret_hash)
+
+        await self._run(end)
+
+    async def create_token(
+        self,
+        usuario_id: int,
+        nome: str,
+        papel: Papel,
+        secret_hash: str,
+        now: float,
+        expires_at: float | None,
+    ) -> Token:
+        async def create(connection: "Connection") -> Any:
+            return await connection.fetchrow(
+                "WITH t AS (INSERT INTO tokens (usuario_id, nome, papel, secret_hash, created_at, "
+                "expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *) "
+                f"SELECT {_TOKENS_COLUMNS} FROM t JOIN usuarios u ON u.id = t.usuario_id",
+                usuario_id,
+                nome,
+                papel,
+                secret_hash,
+                now,
+                expires_at,
+            )
+
+        return _token(await self._write(create))
+
+    async def token_principal(self, secret_hash: str, now: float) -> Principal | None:
+        rows = await self._fetch(
+            f"SELECT u.id, u.nome, u.papel, t.papel, t.id, t.last_used_at {_TOKENS_FROM} "
+            "WHERE t.secret_hash = $1 AND t.revoked_at IS NULL "
+            "AND (t.expires_at IS NULL OR t.expires_at > $2) AND u.ativo",
+            secret_hash,
+            now,
+        )
+        if not rows:
+            return None
+        usuario_id, nome, papel, token_papel, token_id, used = rows[0]
+        if used is None or used < now - TOKEN_USE_GRAIN_S:
+
+            async def touch(connection: "Connection") -> None:
+                await connection.execute(
+                    "UPDATE tokens SET last_used_at = $1 WHERE id = $2", now, token_id
+                )
+
+            with contextlib.suppress(storage.StorageUnavailable):  # a note, not the answer
+                await self._run(touch)
+        return Principal(usuario_id, nome, accounts.menor(papel, token_papel), token_id=token_id)
+
+    async def tokens(self) -> list[Token]:
+        return [
+            _token(r)
+            for r in await self._fetch(
+                f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} ORDER BY t.id DESC"
+            )
+        ]
+
+    async def revoke_token(self, id: int, now: float) -> Token | None:
+        async def revoke(connection: "Connection") -> Any:
+            await connection.execute(
+                "UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL", now, id
+            )
+            return await connection.fetchrow(
+                f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} WHERE t.id = $1", id
+            )
+
+        row = await self._run(revoke)  # revoking twice revokes once
+        return None if row is None else _token(row)

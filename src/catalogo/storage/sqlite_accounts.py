@@ -1,0 +1,235 @@
+"""Accounts in the SQLite file: the half of sqlite.py's store that keeps users, sessions, tokens
+and sign-in attempts, in the same way (reads inline, writes on the writer thread)."""
+
+import contextlib
+import sqlite3
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from catalogo import accounts, storage
+from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
+
+T = TypeVar("T")
+_USER = "id, nome, papel, ativo, created_at"
+_TOKENS_COLUMNS = (
+    "t.id, u.nome, t.nome, t.papel, t.created_at, t.expires_at, t.last_used_at, t.revoked_at"
+)
+_TOKENS_FROM = "FROM tokens t JOIN usuarios u ON u.id = t.usuario_id"
+TOKEN_USE_GRAIN_S = 60  # a token's last use is noted at most this often: a write each time
+
+
+def _usuario(row: Any) -> Usuario:
+    return Usuario(row[0], row[1], row[2], bool(row[3]), row[4])
+
+
+def _token(row: Any) -> Token:
+    return Token(*row)
+
+
+class SQLiteAccounts:
+    """Mixed into SQLiteStorage, whose `_read` and `_submit` these use."""
+
+    if TYPE_CHECKING:
+
+        def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]: ...
+
+        async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
+
+    async def users_exist(self) -> bool:
+        return bool(self._read("SELECT EXISTS(SELECT 1 FROM usuarios)")[0][0])
+
+    async def users(self) -> list[Usuario]:
+        return [_usuario(row) for row in self._read(f"SELECT {_USER} FROM usuarios ORDER BY nome")]
+
+    async def user(self, nome: str) -> tuple[Usuario, str] | None:
+        rows = self._read(f"SELECT {_USER}, password_hash FROM usuarios WHERE nome = ?", (nome,))
+        return (_usuario(rows[0]), rows[0][5]) if rows else None
+
+    async def create_user(self, nome: str, papel: Papel, password_hash: str, now: float) -> Usuario:
+        def run(connection: sqlite3.Connection) -> Usuario:
+            try:
+                row = connection.execute(
+                    "INSERT INTO usuarios (nome, papel, password_hash, created_at) "
+                    f"VALUES (?, ?, ?, ?) RETURNING {_USER}",
+                    (nome, papel, password_hash, now),
+                ).fetchone()
+            except sqlite3.IntegrityError:
+                raise storage.UserExists(nome) from None
+            return _usuario(row)
+
+        return await self._submit(run)
+
+    async def update_user(
+        self,
+        nome: str,
+        papel: Papel | None = None,
+        ativo: bool | None = None,
+        password_hash: str | None = None,
+        keep_session: int | None = None,
+        same_password: bool = False,
+    ) -> Usuario:
+        def run(connection: sqlite3.Connection) -> Usuario:
+            row = connection.execute(
+                "UPDATE usuarios SET papel = coalesce(?, papel), ativo = coalesce(?, ativo), "
+                f"password_hash = coalesce(?, password_hash) WHERE nome = ? RETURNING {_USER}",
+                (papel, ativo, password_hash, nome),
+            ).fetchone()
+            if row is None:
+                raise storage.UnknownUser(nome)
+            if (password_hash is not None and not same_password) or ativo is False:
+                connection.execute(
+                    "DELETE FROM sessions WHERE usuario_id = ? AND id IS NOT ?",
+                    (row[0], keep_session),
+                )
+            return _usuario(row)
+
+        return await self._submit(run)
+
+    async def record_sign_in(self, nome: str, address: str, ok: bool, now: float) -> None:
+        def run(connection: sqlite3.Connection) -> None:
+            connection.execute(
+                "DELETE FROM login_attempts WHERE at < ? AND (NOT ok OR at < ?)",
+                (now - 86400, now - accounts.KNOWN_ADDRESS_DAYS * 86400),
+            )
+            connection.execute(
+                "INSERT INTO login_attempts (nome, address, at, ok) VALUES (?, ?, ?, ?)",
+                (nome, address, now, ok),
+            )
+
+        await self._submit(run)
+
+    async def sign_in_failures(self, nome: str, address: str, now: float) -> Failures:
+        since = now - accounts.FAILURE_WINDOW_S
+        row = self._read(
+            """
+            SELECT
+                (SELECT count(*) FROM login_attempts WHERE nome = ?1 AND address = ?2
+                    AND NOT ok AND at > max(?3, coalesce((SELECT max(at) FROM login_attempts
+                        WHERE nome = ?1 AND address = ?2 AND ok), 0))),
+                (SELECT count(*) FROM login_attempts WHERE address = ?2 AND NOT ok AND at > ?3),
+                (SELECT count(*) FROM login_attempts WHERE nome = ?1 AND NOT ok AND at > ?3),
+                EXISTS (SELECT 1 FROM login_attempts WHERE nome = ?1 AND address = ?2 AND ok),
+                (SELECT min(at) FROM login_attempts WHERE nome = ?1 AND address = ?2
+                    AND NOT ok AND at > max(?3, coalesce((SELECT max(at) FROM login_attempts
+                        WHERE nome = ?1 AND address = ?2 AND ok), 0))),
+                (SELECT min(at) FROM login_attempts WHERE address = ?2 AND NOT ok AND at > ?3),
+                (SELECT min(at) FROM login_attempts WHERE nome = ?1 AND NOT ok AND at > ?3)
+            """,
+            (nome, address, since),
+        )[0]
+        return Failures(row[0], row[1], row[2], bool(row[3]), row[4], row[5], row[6])
+
+    async def create_session(
+        self,
+        usuario_id: int,
+        secret_hash: str,
+        now: float,
+        expires_at: float,
+        address: str,
+        user_agent: str,
+    ) -> None:
+        def run(connection: sqlite3.Connection) -> None:
+            connection.execute("DELETE FROM sessions WHERE expires_at < ?", (now,))
+            connection.execute(
+                "INSERT INTO sessions (usuario_id, secret_hash, created_at, expires_at, address, "
+                "user_agent) VALUES (?, ?, ?, ?, ?, ?)",
+                (usuario_id, secret_hash, now, expires_at, address, user_agent),
+            )
+
+        await self._submit(run)
+
+    async def session_principal(self, secret_hash: str, now: float) -> Principal | None:
+        rows = self._read(
+            "SELECT u.id, u.nome, u.papel, s.id FROM sessions s JOIN usuarios u "
+            "ON u.id = s.usuario_id WHERE s.secret_hash = ? AND s.expires_at > ? AND u.ativo",
+            (secret_hash, now),
+        )
+        if not rows:
+            return None
+        usuario_id, nome, papel, session_id = rows[0]
+        return Principal(usuario_id, nome, papel, session_id=session_id)
+
+    async def sessions(self, usuario_id: int, now: float) -> list[Sessao]:
+        rows = self._read(
+            "SELECT id, created_at, expires_at, address, user_agent FROM sessions "
+            "WHERE usuario_id = ? AND expires_at > ? ORDER BY created_at DESC",
+            (usuario_id, now),
+        )
+        return [Sessao(*row) for row in rows]
+
+    async def end_sessions(
+        self, usuario_id: int, only: int | None = None, keep: int | None = None
+    ) -> int:
+        def run(connection: sqlite3.Connection) -> int:
+            return connection.execute(
+                "DELETE FROM sessions WHERE usuario_id = ? AND (? IS NULL OR id = ?) "
+                "AND id IS NOT ?",
+                (usuario_id, only, only, keep),
+            ).rowcount
+
+        return await self._submit(run)
+
+    async def end_session(self, secret_hash: str) -> None:
+        await self._submit(
+            lambda c: c.execute("DELETE FROM sessions WHERE secret_hash = ?", (secret_hash,))
+        )
+
+    async def create_token(
+        self,
+        usuario_id: int,
+        nome: str,
+        papel: Papel,
+        secret_hash: str,
+        now: float,
+        expires_at: float | None,
+    ) -> Token:
+        def run(connection: sqlite3.Connection) -> Token:
+            id = connection.execute(
+                "INSERT INTO tokens (usuario_id, nome, papel, secret_hash, created_at, expires_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                (usuario_id, nome, papel, secret_hash, now, expires_at),
+            ).fetchone()[0]
+            return _token(
+                connection.execute(
+                    f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} WHERE t.id = ?",
+                    (id,),
+                ).fetchone()
+            )
+
+        return await self._submit(run)
+
+    async def token_principal(self, secret_hash: str, now: float) -> Principal | None:
+        rows = self._read(
+            "SELECT u.id, u.nome, u.papel, t.papel, t.id, t.last_used_at FROM tokens t "
+            "JOIN usuarios u ON u.id = t.usuario_id WHERE t.secret_hash = ? "
+            "AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ?) AND u.ativo",
+            (secret_hash, now),
+        )
+        if not rows:
+            return None
+        usuario_id, nome, papel, token_papel, token_id, used = rows[0]
+        if used is None or used < now - TOKEN_USE_GRAIN_S:
+            with contextlib.suppress(storage.StorageUnavailable):  # it is a note, not the answer
+                await self._submit(
+                    lambda c: c.execute(
+                        "UPDATE tokens SET last_used_at = ? WHERE id = ?", (now, token_id)
+                    )
+                )
+        return Principal(usuario_id, nome, accounts.menor(papel, token_papel), token_id=token_id)
+
+    async def tokens(self) -> list[Token]:
+        rows = self._read(f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} ORDER BY t.id DESC")
+        return [_token(row) for row in rows]
+
+    async def revoke_token(self, id: int, now: float) -> Token | None:
+        def run(connection: sqlite3.Connection) -> Token | None:
+            connection.execute(
+                "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (now, id)
+            )
+            row = connection.execute(
+                f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} WHERE t.id = ?",
+                (id,),
+            ).fetchone()
+            return None if row is None else _token(row)
+
+        return await self._submit(run)
