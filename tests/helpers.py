@@ -2,6 +2,7 @@
 starting threads together. Any httpx2 client will do: the in-process `TestClient` (a subclass)
 or one talking to a real `catalogo serve` over a socket."""
 
+import asyncio
 import dataclasses
 import html.parser
 import threading
@@ -14,6 +15,10 @@ import httpx2
 import pytest
 from starlette.applications import Starlette
 
+from catalogo import accounts
+from catalogo.accounts import Papel, Passwords
+from catalogo.settings import Settings
+from catalogo.storage import open_storage
 from tests.databases import Database
 
 T = TypeVar("T")
@@ -32,6 +37,52 @@ ONLY_SQLITE = pytest.mark.parametrize("backend", ["sqlite"])
 ONLY_POSTGRESQL = pytest.mark.parametrize(
     "backend", [pytest.param("postgresql", marks=pytest.mark.postgresql)]
 )
+
+
+SENHA = "uma senha longa o bastante"
+
+
+def add_user(database: str, nome: str = "maria", papel: Papel = "admin", senha: str = SENHA) -> int:
+    """Creates a user as `catalogo usuarios criar` does, through a store of the test's own."""
+
+    async def create() -> int:
+        storage = await open_storage(Settings(database_url=database))
+        try:
+            hashed = await Passwords().hash(senha)
+            return (await storage.create_user(nome, papel, hashed, time.time())).id
+        finally:
+            await storage.close()
+
+    return asyncio.run(create())
+
+
+def add_token(
+    database: str, usuario_id: int, papel: Papel = "editor", expires_at: float | None = None
+) -> str:
+    """Creates a token as `catalogo tokens criar` does, and returns its secret."""
+    secret = accounts.new_token()
+
+    async def create() -> None:
+        storage = await open_storage(Settings(database_url=database))
+        try:
+            digest = accounts.digest(secret)
+            await storage.create_token(usuario_id, "testes", papel, digest, time.time(), expires_at)
+        finally:
+            await storage.close()
+
+    asyncio.run(create())
+    return secret
+
+
+def bearer(secret: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {secret}", **JSON}
+
+
+def sign_in(
+    client: httpx2.Client, nome: str = "maria", senha: str = SENHA, proximo: str = ""
+) -> httpx2.Response:
+    """Signs in through /entrar as a browser does; the client keeps the cookie."""
+    return client.post("/entrar", data={"nome": nome, "senha": senha, "proximo": proximo})
 
 
 def post_form(client: httpx2.Client, nome: str = "Caneta", preco: str = "2,50") -> httpx2.Response:

@@ -105,10 +105,14 @@ def _closed_early(received: bytes) -> bytes:
     raise AssertionError(f"the server closed the connection mid-answer: {received!r}")
 
 
-def catalogo(database: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """Runs a `catalogo` command to its end."""
-    env = {**os.environ, "CATALOGO_DATABASE_URL": database}
-    return subprocess.run([CATALOGO, *args], env=env, capture_output=True, text=True, timeout=60)
+def catalogo(
+    database: str, *args: str, input: str | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Runs a `catalogo` command to its end, with `input` on its stdin (none: an empty one)."""
+    env = {**os.environ, **(env or {}), "CATALOGO_DATABASE_URL": database}
+    return subprocess.run(
+        [CATALOGO, *args], env=env, input=input or "", capture_output=True, text=True, timeout=60
+    )
 
 
 def start_serving(

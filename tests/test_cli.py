@@ -18,6 +18,7 @@ from tests.databases import Database
 from tests.helpers import (
     ONLY_POSTGRESQL,
     ONLY_SQLITE,
+    SENHA,
     all_at_once,
     create_via_form,
     eventually,
@@ -170,7 +171,7 @@ def test_postgresql_is_never_migrated_unasked(empty_database: str, command: list
     result = catalogo(empty_database, *command)
     assert result.returncode == 1
     assert result.stderr.strip() == (
-        "catalogo: the database schema is empty, this version of catalogo needs 0004: "
+        "catalogo: the database schema is empty, this version of catalogo needs 0005: "
         "run `catalogo migrate` first"
     )
     db = Database(empty_database)
@@ -185,7 +186,7 @@ def test_serve_refuses_a_postgresql_schema_left_at_an_older_revision(
     db.execute("UPDATE alembic_version SET version_num = '0001'")
     result = catalogo(database, "serve")
     assert result.returncode == 1
-    assert "at revision 0001, this version of catalogo needs 0004" in result.stderr
+    assert "at revision 0001, this version of catalogo needs 0005" in result.stderr
 
 
 @pytest.mark.parametrize("command", [["serve"], ["migrate"], ["seed", "1"]])
@@ -285,3 +286,114 @@ def test_sigterm_finishes_the_request_under_way_refuses_new_ones_and_exits_0(
         stop(process, signal.SIGKILL)  # only if the test failed before it exited
     assert stored_names(db) == ["Caneca"]
     assert "Granian shutdown completed" in log.read_text()
+
+
+EVERY_ADDRESS = "0.0.0.0"  # noqa: S104 - what protected mode is about
+
+
+def test_serve_refuses_a_public_address_while_anyone_may_change_the_catalog(
+    database: str, tmp_path: Path
+) -> None:
+    refused = catalogo(database, "serve", "--host", EVERY_ADDRESS)
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        "catalogo: refusing to serve on 0.0.0.0: anyone who reaches it could change the "
+        "catalog. Create a user first (catalogo usuarios criar NOME --papel admin), or set "
+        "CATALOGO_AUTH=off to serve it open on purpose."
+    )
+    with serving(database, tmp_path, "--host", EVERY_ADDRESS, env={"CATALOGO_AUTH": "off"}):
+        pass
+    assert (
+        catalogo(
+            database,
+            "usuarios",
+            "criar",
+            "maria",
+            "--papel",
+            "admin",
+            "--senha-stdin",
+            input=f"{SENHA}\n",
+        ).returncode
+        == 0
+    )
+    with (
+        serving(database, tmp_path, "--host", EVERY_ADDRESS) as (base, _),
+        http_client(base) as client,
+    ):
+        assert post_form(client).headers["location"] == "/entrar?proximo=%2Fprodutos"
+
+
+def test_users_are_created_listed_and_refused_with_a_reason(database: str) -> None:
+    def criar(nome: str, senha: str, *more: str) -> subprocess.CompletedProcess[str]:
+        return catalogo(
+            database, "usuarios", "criar", nome, "--papel", "editor", *more, input=f"{senha}\n"
+        )
+
+    assert criar("Maria", SENHA, "--senha-stdin").stdout == "catalogo: created maria (editor)\n"
+    for nome, senha, more, said in [
+        ("maria", SENHA, ["--senha-stdin"], "catalogo: there is a user named maria already"),
+        (
+            "joana",
+            "curta",
+            ["--senha-stdin"],
+            "catalogo: A senha deve ter pelo menos 12 caracteres.",
+        ),
+        ("jo ana", SENHA, ["--senha-stdin"], "catalogo: O nome do usuário tem de 1 a 64"),
+        ("joana", SENHA, [], "catalogo: no terminal to ask for the password: pass --senha-stdin"),
+    ]:
+        result = criar(nome, senha, *more)
+        assert result.returncode == 1 and result.stderr.startswith(said), result.stderr
+    listed = catalogo(database, "usuarios", "listar").stdout.splitlines()
+    assert len(listed) == 2 and listed[1].split()[:3] == ["maria", "editor", "sim"]
+
+
+def test_a_token_printed_once_works_until_revoked_and_then_stops_at_once(
+    database: str, tmp_path: Path
+) -> None:
+    catalogo(
+        database, "usuarios", "criar", "maria", "--papel", "editor", "--senha-stdin", input=SENHA
+    )
+    too_much = catalogo(
+        database, "tokens", "criar", "--usuario", "maria", "--nome", "ERP", "--papel", "admin"
+    )
+    assert too_much.returncode == 2 and "invalid choice: 'admin'" in too_much.stderr
+    made = catalogo(
+        database, "tokens", "criar", "--usuario", "maria", "--nome", "ERP da loja", "--expira", "30"
+    )
+    token = made.stdout.strip()
+    assert re.fullmatch(r"cat_[A-Za-z0-9_-]{43}", token)
+    assert made.stderr.startswith("catalogo: token 1 for maria (editor), expires ")
+    listed = catalogo(database, "tokens", "listar").stdout
+    assert "ERP da loja" in listed and token not in listed and token[4:20] not in listed
+    with serving(database, tmp_path) as (base, _), http_client(base) as client:
+        headers = {"authorization": f"Bearer {token}", "accept": "application/json"}
+        created = client.post("/produtos", json={"nome": "Caneca", "preco": "10"}, headers=headers)
+        assert created.status_code == 201
+        assert catalogo(database, "tokens", "revogar", "1").returncode == 0
+        refused = client.post("/produtos", json={"nome": "Caneca", "preco": "10"}, headers=headers)
+        assert refused.status_code == 401
+    assert "revogado" in catalogo(database, "tokens", "listar").stdout
+
+
+def test_deactivating_a_user_or_setting_their_password_ends_their_sessions(
+    database: str, db: Database
+) -> None:
+    catalogo(
+        database, "usuarios", "criar", "maria", "--papel", "editor", "--senha-stdin", input=SENHA
+    )
+    db.execute(
+        "INSERT INTO sessions (usuario_id, secret_hash, created_at, expires_at, address, "
+        "user_agent) VALUES (1, 'h', 0, 9e12, '', '')"
+    )
+    assert (
+        catalogo(
+            database, "usuarios", "senha", "maria", "--senha-stdin", input="outra senha bem longa"
+        ).returncode
+        == 0
+    )
+    assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+    assert catalogo(database, "usuarios", "desativar", "maria").returncode == 0
+    assert "maria                    editor  não" in catalogo(database, "usuarios", "listar").stdout
+    assert catalogo(database, "usuarios", "desativar", "ana").stderr == (
+        "catalogo: there is no user named ana\n"
+    )

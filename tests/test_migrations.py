@@ -19,8 +19,16 @@ from tests.databases import Database
 def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
     migrations.upgrade(Settings(database_url=empty_database))
     db = Database(empty_database)
-    assert db.tables() == ["alembic_version", "idempotency_keys", "produtos"]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0004",)]
+    assert db.tables() == [
+        "alembic_version",
+        "idempotency_keys",
+        "login_attempts",
+        "produtos",
+        "sessions",
+        "tokens",
+        "usuarios",
+    ]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0005",)]
     db.close()
 
 
@@ -90,7 +98,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0004",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0005",)]
     db.close()
 
 

@@ -1,0 +1,410 @@
+"""Who may do what, over HTTP to the real app and a real database: the modes, sessions, tokens
+and roles (access.py), on SQLite and PostgreSQL."""
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from typing import Literal
+
+import pytest
+from starlette.testclient import TestClient
+
+from catalogo.app import create_app
+from catalogo.settings import Settings
+from tests.databases import Database
+from tests.helpers import (
+    JSON,
+    SENHA,
+    add_token,
+    add_user,
+    bearer,
+    create_via_form,
+    post_form,
+    sign_in,
+    stored_names,
+)
+
+PRODUTO = {"nome": "Caneca", "preco": "10,00"}
+
+
+def client_for(
+    settings: Settings, auth: Literal["off", "writes", "all"] | None = None
+) -> TestClient:
+    app = create_app(dataclasses.replace(settings, auth=auth))
+    return TestClient(app, follow_redirects=False)
+
+
+@pytest.fixture
+def all_mode(settings: Settings) -> Iterator[TestClient]:
+    with client_for(settings, auth="all") as client:
+        yield client
+
+
+class TestAFreshInstall:
+    def test_lets_anyone_write_as_the_spec_says_and_shows_no_sign_in(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db)
+        page = client.get(f"/produtos/{id}")
+        listing = client.get("/produtos")
+        for response in (page, listing):
+            assert "Entrar" not in response.text and 'class="conta"' not in response.text
+            assert response.headers["vary"] == "Accept"
+            assert "private" not in response.headers["cache-control"]
+            assert "sessao" not in response.headers.get("set-cookie", "")
+        assert client.post(f"/produtos/{id}", data={"_method": "DELETE"}).status_code == 303
+        assert stored_names(db) == []
+
+    def test_a_stray_token_or_cookie_changes_nothing_but_a_bad_token_is_refused(
+        self, client: TestClient
+    ) -> None:
+        client.cookies.set("sessao", "x" * 43)
+        assert client.get("/produtos").status_code == 200
+        assert post_form(client).status_code == 303
+        refused = client.get("/produtos", headers=bearer("cat_" + "x" * 43))
+        assert refused.status_code == 401
+        assert (
+            refused.headers["www-authenticate"] == 'Bearer realm="catalogo", error="invalid_token"'
+        )
+
+
+class TestOnceAUserExists:
+    def test_anonymous_reads_go_on_and_writes_are_refused_by_kind_of_client(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        id = create_via_form(client, db)
+        add_user(database)
+        assert client.get("/produtos").status_code == 200
+        assert client.get(f"/produtos/{id}", headers=JSON).status_code == 200
+        browser = client.post(f"/produtos/{id}", data={"_method": "DELETE"})
+        assert browser.status_code == 303
+        assert browser.headers["location"] == "/entrar?proximo=%2Fprodutos%2F1"
+        program = client.post("/produtos", json=PRODUTO, headers=JSON)
+        assert program.status_code == 401
+        assert program.headers["www-authenticate"] == 'Bearer realm="catalogo"'
+        assert program.json()["detail"].startswith("Esta ação exige um token")
+        assert stored_names(db) == ["Caneta"]
+
+    def test_pages_offer_sign_in_and_hide_the_buttons_that_would_be_refused(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database)
+        db.insert("Caneta", 250)
+        (id,) = db.execute("SELECT max(id) FROM produtos").fetchone()
+        listing = client.get("/produtos?depois=9")
+        assert '<a href="/entrar?proximo=/produtos%3Fdepois%3D9">Entrar</a>' in listing.text
+        assert listing.headers["vary"] == "Accept, Cookie"
+        page = client.get(f"/produtos/{id}").text
+        assert "Novo produto" not in client.get("/produtos").text
+        assert "Remover" not in page and "Salvar" not in page and "readonly" in page
+
+    def test_the_pages_that_only_write_send_a_browser_to_sign_in_first(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        id = create_via_form(client, db)
+        add_user(database)
+        novo = client.get("/produtos/novo?lista=depois%3D5")
+        assert novo.status_code == 303
+        assert (
+            novo.headers["location"] == "/entrar?proximo=%2Fprodutos%2Fnovo%3Flista%3Ddepois%253D5"
+        )
+        assert client.get(f"/produtos/{id}/remocao").status_code == 303
+
+    def test_the_first_user_is_noticed_by_the_very_next_write_without_a_restart(
+        self, client: TestClient, database: str
+    ) -> None:
+        assert post_form(client).status_code == 303
+        add_user(database)
+        assert post_form(client).headers["location"].startswith("/entrar")
+
+    def test_catalogo_auth_off_keeps_the_catalog_open_on_purpose(
+        self, settings: Settings, database: str, db: Database
+    ) -> None:
+        add_user(database)
+        with client_for(settings, auth="off") as client:
+            assert post_form(client).status_code == 303
+            assert "Entrar" not in client.get("/produtos").text
+        assert stored_names(db) == ["Caneta"]
+
+
+class TestSessions:
+    def test_signing_in_lets_a_browser_write_and_shows_who_it_is(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "maria", "editor")
+        signed_in = sign_in(client, "Maria", proximo="/produtos/novo")
+        assert signed_in.status_code == 303
+        assert signed_in.headers["location"] == "/produtos/novo"
+        cookie = signed_in.headers["set-cookie"]
+        assert cookie.startswith("sessao=") and "HttpOnly" in cookie and "SameSite=Lax" in cookie
+        assert "Max-Age=43200" in cookie and "Secure" not in cookie
+        assert client.get("/produtos/novo").status_code == 200
+        id = create_via_form(client, db)
+        page = client.get(f"/produtos/{id}")
+        assert 'maria <span class="papel">(editor)</span>' in page.text
+        assert page.headers["cache-control"] == "private, no-cache"
+        assert page.headers["vary"] == "Accept, Cookie"
+
+    def test_the_session_lives_in_the_database_hashed_and_ends_at_sign_out(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database)
+        secret = sign_in(client).cookies["sessao"]
+        (stored,) = db.execute("SELECT secret_hash FROM sessions").fetchall()
+        assert secret not in stored[0] and len(stored[0]) == 64
+        out = client.post("/sair")
+        assert out.status_code == 303 and out.headers["location"] == "/entrar"
+        assert "Max-Age=0" in out.headers["set-cookie"]
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+        client.cookies.set("sessao", secret)  # the old cookie, kept by an attacker
+        assert post_form(client).headers["location"].startswith("/entrar")
+
+    def test_signing_in_again_makes_a_new_session_and_ends_the_one_sent(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database)
+        first = sign_in(client).cookies["sessao"]
+        second = sign_in(client).cookies["sessao"]
+        assert first != second
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
+
+    def test_an_expired_session_or_a_deactivated_user_signs_no_one_in(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database)
+        sign_in(client)
+        db.execute("UPDATE sessions SET expires_at = ?", (time.time() - 1,))
+        assert post_form(client).status_code == 303
+        assert post_form(client).headers["location"].startswith("/entrar")
+        sign_in(client)
+        db.execute("UPDATE usuarios SET ativo = ?", (False,))
+        assert post_form(client).headers["location"].startswith("/entrar")
+
+    def test_over_https_the_cookie_is_secure_and_pinned_to_the_host(
+        self, settings: Settings, database: str
+    ) -> None:
+        add_user(database)
+        with client_for(settings) as client:
+            client.base_url = "https://testserver"
+            cookie = sign_in(client).headers["set-cookie"]
+            assert cookie.startswith("__Host-sessao=") and "; Secure" in cookie
+            assert post_form(client).status_code == 303
+
+
+class TestSigningIn:
+    def test_a_wrong_password_and_an_unknown_name_get_the_same_answer(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database)
+        wrong = sign_in(client, senha="outra senha qualquer")
+        unknown = sign_in(client, nome="joana")
+        assert wrong.status_code == unknown.status_code == 422
+        assert (
+            "Nome ou senha incorretos." in wrong.text
+            and "Nome ou senha incorretos." in unknown.text
+        )
+        assert "set-cookie" not in wrong.headers
+        assert db.execute("SELECT count(*) FROM login_attempts WHERE NOT ok").fetchone()[0] == 2
+
+    def test_an_empty_field_is_named_and_costs_no_password_check(
+        self, client: TestClient, db: Database
+    ) -> None:
+        response = client.post("/entrar", data={"nome": "maria"})
+        assert response.status_code == 422
+        assert "Informe o nome de usuário e a senha." in response.text
+        assert db.execute("SELECT count(*) FROM login_attempts").fetchone()[0] == 0
+
+    @pytest.mark.parametrize(
+        "proximo",
+        [
+            "//evil.example",
+            "/\\evil.example",
+            "https://evil.example",
+            "javascript:alert(1)",
+            "evil",
+            "/\x00",
+            "/" + "a" * 3000,
+        ],
+    )
+    def test_proximo_never_leads_off_the_site(
+        self, client: TestClient, database: str, proximo: str
+    ) -> None:
+        add_user(database)
+        assert sign_in(client, proximo=proximo).headers["location"] == "/produtos"
+        form = client.get("/entrar", params={"proximo": proximo}).text
+        assert '<input type="hidden" name="proximo" value="/produtos">' in form
+
+    def test_another_site_cannot_post_the_sign_in_form(
+        self, client: TestClient, database: str
+    ) -> None:
+        add_user(database)
+        response = client.post(
+            "/entrar",
+            data={"nome": "maria", "senha": SENHA},
+            headers={"sec-fetch-site": "cross-site"},
+        )
+        assert response.status_code == 403
+
+    def test_failures_from_one_address_are_throttled_with_retry_after(
+        self, client: TestClient, database: str
+    ) -> None:
+        add_user(database)
+        for _ in range(5):
+            assert sign_in(client, senha="errada errada errada").status_code == 422
+        refused = sign_in(client)
+        assert refused.status_code == 429
+        assert 800 < int(refused.headers["retry-after"]) <= 901
+        assert "set-cookie" not in refused.headers
+
+    def test_a_stranger_failing_everywhere_cannot_lock_out_an_address_that_signed_in_before(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database)
+        assert sign_in(client).status_code == 303  # testclient's address is now known
+        now = time.time()
+        for n in range(60):
+            db.execute(
+                "INSERT INTO login_attempts (nome, address, at, ok) VALUES (?, ?, ?, ?)",
+                ("maria", f"203.0.113.{n}", now - 10, False),
+            )
+        assert sign_in(client).status_code == 303
+        db.execute("DELETE FROM login_attempts WHERE ok")
+        assert sign_in(client).status_code == 429  # an address never seen is slowed down
+
+    def test_failures_older_than_the_window_count_for_nothing(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database)
+        for _ in range(40):
+            db.execute(
+                "INSERT INTO login_attempts (nome, address, at, ok) VALUES (?, ?, ?, ?)",
+                ("maria", "testclient", time.time() - 16 * 60, False),
+            )
+        assert sign_in(client).status_code == 303
+
+    def test_a_hash_made_with_older_parameters_is_made_again_at_sign_in(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        import argon2
+
+        add_user(database)
+        old = argon2.PasswordHasher(time_cost=1, memory_cost=8192, parallelism=1).hash(SENHA)
+        db.execute("UPDATE usuarios SET password_hash = ?", (old,))
+        assert sign_in(client).status_code == 303
+        (now,) = db.execute("SELECT password_hash FROM usuarios").fetchone()
+        assert now != old and "m=19456,t=2,p=1" in now
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
+
+
+class TestTokens:
+    def test_an_editor_token_writes_and_a_reader_token_only_reads(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        maria = add_user(database, "maria", "editor")
+        editor = add_token(database, maria, "editor")
+        leitor = add_token(database, maria, "leitor")
+        created = client.post("/produtos", json=PRODUTO, headers=bearer(editor))
+        assert created.status_code == 201
+        assert created.headers["cache-control"] == "private"
+        path = created.headers["location"]
+        assert client.get(path, headers=bearer(leitor)).status_code == 200
+        refused = client.delete(path, headers=bearer(leitor))
+        assert refused.status_code == 403
+        assert refused.json()["detail"] == (
+            "Seu papel (leitor) não permite esta ação: ela exige o papel editor."
+        )
+        assert client.delete(path, headers=bearer(editor)).status_code == 204
+
+    def test_a_token_is_never_worth_more_than_its_user_is_now(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        maria = add_user(database, "maria", "editor")
+        token = add_token(database, maria, "editor")
+        db.execute("UPDATE usuarios SET papel = 'leitor'")
+        assert client.post("/produtos", json=PRODUTO, headers=bearer(token)).status_code == 403
+
+    @pytest.mark.parametrize(
+        "authorization",
+        [
+            "Bearer cat_" + "a" * 43,
+            "Bearer cat_short",
+            "Bearer ",
+            "Basic bWFyaWE6c2VuaGE=",
+            "cat_" + "a" * 43,
+            b"Bearer cat_" + b"a" * 42 + "é".encode(),
+        ],
+    )
+    def test_an_unknown_or_malformed_credential_is_401_even_for_a_read(
+        self, client: TestClient, database: str, authorization: str | bytes
+    ) -> None:
+        add_user(database)
+        value = authorization if isinstance(authorization, bytes) else authorization.encode()
+        response = client.get(
+            "/produtos", headers=[(b"accept", b"application/json"), (b"authorization", value)]
+        )
+        assert response.status_code == 401
+        assert 'error="invalid_token"' in response.headers["www-authenticate"]
+
+    def test_a_revoked_or_expired_token_stops_at_once(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        maria = add_user(database)
+        token = add_token(database, maria)
+        assert client.post("/produtos", json=PRODUTO, headers=bearer(token)).status_code == 201
+        db.execute("UPDATE tokens SET revoked_at = ?", (time.time(),))
+        assert client.post("/produtos", json=PRODUTO, headers=bearer(token)).status_code == 401
+        expired = add_token(database, maria, expires_at=time.time() - 1)
+        assert client.get("/produtos", headers=bearer(expired)).status_code == 401
+
+    def test_its_last_use_is_noted_once_a_minute_not_on_every_request(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        token = add_token(database, add_user(database))
+        for _ in range(3):
+            client.get("/produtos", headers=bearer(token))
+        (used,) = db.execute("SELECT last_used_at FROM tokens").fetchone()
+        assert time.time() - 60 < used <= time.time()
+        assert (
+            db.execute("SELECT count(*) FROM tokens WHERE last_used_at = ?", (used,)).fetchone()[0]
+            == 1
+        )
+
+    def test_idempotency_keys_are_each_users_own(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        maria = add_token(database, add_user(database, "maria", "editor"))
+        joana = add_token(database, add_user(database, "joana", "editor"))
+        key = {"idempotency-key": "pedido-1"}
+        first = client.post("/produtos", json=PRODUTO, headers={**bearer(maria), **key})
+        again = client.post("/produtos", json=PRODUTO, headers={**bearer(maria), **key})
+        other = client.post("/produtos", json=PRODUTO, headers={**bearer(joana), **key})
+        assert first.status_code == again.status_code == other.status_code == 201
+        assert again.headers["idempotent-replayed"] == "true"
+        assert "idempotent-replayed" not in other.headers
+        assert first.json()["id"] == again.json()["id"] != other.json()["id"]
+
+
+class TestEverythingMode:
+    def test_asks_for_credentials_on_every_page_but_the_few_public_ones(
+        self, all_mode: TestClient
+    ) -> None:
+        listing = all_mode.get("/produtos?depois=5")
+        assert listing.status_code == 303
+        assert listing.headers["location"] == "/entrar?proximo=%2Fprodutos%3Fdepois%3D5"
+        assert all_mode.get("/produtos/1", headers=JSON).status_code == 401
+        for path in ("/", "/docs", "/openapi.json", "/produtos/novo"):
+            assert all_mode.get(path).status_code == 303, path
+        for path in ("/entrar", "/healthz", "/readyz", "/static/catalogo.css"):
+            assert all_mode.get(path).status_code == 200, path
+
+    def test_a_reader_reads_everything_and_changes_nothing(
+        self, all_mode: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "ana", "leitor")
+        sign_in(all_mode, "ana")
+        page = all_mode.get("/produtos")
+        assert page.status_code == 200 and "Novo produto" not in page.text
+        refused = post_form(all_mode)
+        assert refused.status_code == 403
+        assert "Seu papel (leitor) não permite esta ação" in refused.text
+        assert stored_names(db) == []
