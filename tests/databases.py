@@ -134,8 +134,11 @@ DO $$
 DECLARE
     name text;
 BEGIN
+    -- Tables others refer to (usuarios) last, after the rows that refer to them.
     FOR name IN SELECT tablename FROM pg_tables
         WHERE schemaname = 'public' AND tablename <> 'alembic_version'
+        ORDER BY (SELECT count(*) FROM pg_constraint
+            WHERE confrelid = format('%I', tablename)::regclass)
     LOOP
         EXECUTE format('DELETE FROM %I', name);
     END LOOP;

@@ -28,9 +28,11 @@ PRODUTO = {"nome": "Caneca", "preco": "10,00"}
 
 
 def client_for(
-    settings: Settings, auth: Literal["off", "writes", "all"] | None = None
+    settings: Settings,
+    auth: Literal["off", "writes", "all"] | None = None,
+    trusted_proxies: tuple[str, ...] = (),
 ) -> TestClient:
-    app = create_app(dataclasses.replace(settings, auth=auth))
+    app = create_app(dataclasses.replace(settings, auth=auth, trusted_proxies=trusted_proxies))
     return TestClient(app, follow_redirects=False)
 
 
@@ -189,6 +191,24 @@ class TestSessions:
             cookie = sign_in(client).headers["set-cookie"]
             assert cookie.startswith("__Host-sessao=") and "; Secure" in cookie
             assert post_form(client).status_code == 303
+
+    def test_behind_a_trusted_balancer_its_forwarded_address_and_scheme_count(
+        self, settings: Settings, database: str, db: Database
+    ) -> None:
+        add_user(database)
+        forwarded = {"x-forwarded-for": "203.0.113.9, 198.51.100.7", "x-forwarded-proto": "https"}
+        with client_for(settings) as client:  # the peer is no balancer: both are ignored
+            cookie = client.post(
+                "/entrar", data={"nome": "maria", "senha": SENHA}, headers=forwarded
+            ).headers["set-cookie"]
+            assert cookie.startswith("sessao=") and "Secure" not in cookie
+        with client_for(settings, trusted_proxies=("testclient",)) as client:
+            cookie = client.post(
+                "/entrar", data={"nome": "maria", "senha": SENHA}, headers=forwarded
+            ).headers["set-cookie"]
+            assert cookie.startswith("__Host-sessao=") and "; Secure" in cookie
+        addresses = db.execute("SELECT address FROM sessions ORDER BY id").fetchall()
+        assert [a for (a,) in addresses] == ["testclient", "198.51.100.7"]
 
 
 class TestSigningIn:

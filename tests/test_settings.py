@@ -18,6 +18,7 @@ def test_with_no_variables_the_defaults_are_a_local_sqlite_file() -> None:
     assert settings.max_connections == 10_000
     assert settings.access_log is True
     assert (settings.metrics_port, settings.metrics_host) == (None, "127.0.0.1")
+    assert (settings.auth, settings.session_hours, settings.trusted_proxies) == (None, 12, ())
 
 
 def test_each_variable_is_read() -> None:
@@ -35,6 +36,9 @@ def test_each_variable_is_read() -> None:
             "CATALOGO_ACCESS_LOG": "off",
             "CATALOGO_METRICS_PORT": "9100",
             "CATALOGO_METRICS_HOST": "192.0.2.10",
+            "CATALOGO_AUTH": "all",
+            "CATALOGO_SESSAO_HORAS": "8",
+            "CATALOGO_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.2",
         }
     )
     assert settings.sqlite_path == "/var/lib/catalogo/c.db"
@@ -45,6 +49,12 @@ def test_each_variable_is_read() -> None:
     assert settings.max_connections == 2000
     assert settings.access_log is False
     assert (settings.metrics_port, settings.metrics_host) == (9100, "192.0.2.10")
+    assert (settings.auth, settings.session_hours) == ("all", 8)
+    assert settings.trusted_proxies == ("127.0.0.1", "10.0.0.2")
+
+
+def test_an_empty_auth_as_an_env_file_may_leave_it_means_unset() -> None:
+    assert Settings.from_env({"CATALOGO_AUTH": ""}).auth is None
 
 
 @pytest.mark.parametrize(("value", "on"), [("on", True), ("off", False), ("", True)])
@@ -103,6 +113,11 @@ def test_a_refused_url_is_shown_without_its_password() -> None:
         ({"CATALOGO_METRICS_PORT": "-1"}, "CATALOGO_METRICS_PORT"),
         ({"CATALOGO_METRICS_PORT": "metrics"}, "CATALOGO_METRICS_PORT"),
         ({"CATALOGO_METRICS_PORT": "9100", "CATALOGO_METRICS_HOST": ""}, "CATALOGO_METRICS_HOST"),
+        ({"CATALOGO_AUTH": "on"}, "CATALOGO_AUTH"),
+        ({"CATALOGO_AUTH": "OFF"}, "CATALOGO_AUTH"),
+        ({"CATALOGO_SESSAO_HORAS": "0"}, "CATALOGO_SESSAO_HORAS"),
+        ({"CATALOGO_SESSAO_HORAS": "721"}, "CATALOGO_SESSAO_HORAS"),
+        ({"CATALOGO_SESSAO_HORAS": "12h"}, "CATALOGO_SESSAO_HORAS"),
     ],
 )
 def test_a_value_we_cannot_use_is_refused_naming_the_variable(

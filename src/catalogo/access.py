@@ -103,7 +103,7 @@ class Gate:
         refusal to send instead."""
         if need is Need.PUBLIC:
             return None
-        bearer, session = _credentials(request)
+        bearer, session = _credentials(request, session_cookie(self.over_https(request)))
         now = time.time()
         principal = None
         if bearer is not None:
@@ -124,6 +124,17 @@ class Gate:
         if role != "any" and not accounts.pode(principal.papel, role):
             raise errors.forbidden(principal.papel, role)
         return None
+
+    def over_https(self, request: Request) -> bool:
+        """Whether the client reached us over HTTPS: directly, or through a trusted balancer
+        (CATALOGO_TRUSTED_PROXIES) that says so in X-Forwarded-Proto."""
+        if request.url.scheme == "https":
+            return True
+        peer = request.client.host if request.client else ""
+        return (
+            peer in self.settings.trusted_proxies
+            and request.headers.get("x-forwarded-proto", "").strip().lower() == "https"
+        )
 
 
 def principal(request: Request) -> Principal | None:
@@ -160,8 +171,8 @@ def personal(request: Request, response: Response) -> None:
         headers.add_vary_header("Cookie")
 
 
-def session_cookie(request: Request) -> str:
-    return SECURE_SESSION_COOKIE if request.url.scheme == "https" else SESSION_COOKIE
+def session_cookie(https: bool) -> str:
+    return SECURE_SESSION_COOKIE if https else SESSION_COOKIE
 
 
 def local_path(value: str | None, default: str = "/produtos") -> str:
@@ -183,7 +194,7 @@ def client_address(request: Request, trusted: tuple[str, ...]) -> str:
     return hops[-1][:64] if hops else peer
 
 
-def _credentials(request: Request) -> tuple[str | None, str | None]:
+def _credentials(request: Request, cookie: str) -> tuple[str | None, str | None]:
     """The bearer token and the session secret the request carries, if any; an Authorization
     of any other kind counts as a bad token. Only the headers' names are looked at when the
     request carries neither."""
@@ -194,7 +205,7 @@ def _credentials(request: Request) -> tuple[str | None, str | None]:
             bearer = token.strip() if scheme.lower() == "bearer" else ""
         elif name == b"cookie" and b"sessao=" in value:
             cookies = cookie_parser(value.decode("latin-1"))
-            session = cookies.get(session_cookie(request))
+            session = cookies.get(cookie)
     return bearer, session
 
 

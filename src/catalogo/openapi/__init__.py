@@ -21,6 +21,42 @@ def document_bytes() -> bytes:
 
 @functools.cache  # shared by /openapi.json and the /docs page; read, never changed
 def document() -> dict[str, Any]:
+    described = _operations()
+    for path, item in described["paths"].items():
+        for method, operation in item.items():
+            if method in _METHODS:
+                _secure(path, method, operation)
+    described["components"]["securitySchemes"] = parts.SECURITY_SCHEMES
+    return described
+
+
+# What each operation asks of the client, as access.py decides it (docs/accounts.md): reading
+# may be anonymous (CATALOGO_AUTH unset, off or writes) or need a `leitor` (all); changing
+# needs an `editor` once a user exists. The roles are named in the requirements, as OpenAPI
+# 3.1 allows for schemes other than OAuth.
+_METHODS = ("get", "head", "post", "put", "delete", "options")
+_PUBLIC_PATHS = ("/healthz", "/readyz")
+_WRITING_PAGES = ("/produtos/novo", "/produtos/{id}/remocao")
+
+
+def _secure(path: str, method: str, operation: dict[str, Any]) -> None:
+    if path in _PUBLIC_PATHS or method == "options":
+        operation["security"] = []
+        return
+    writes = method not in ("get", "head") or path in _WRITING_PAGES
+    role = "editor" if writes else "leitor"
+    operation["security"] = [
+        *([] if writes else [{}]),
+        {"bearer": [role]},
+        {"sessao": [role]},
+    ]
+    operation["responses"].setdefault("401", parts.UNAUTHENTICATED)
+    if writes:
+        operation["responses"]["403"] = parts.FORBIDDEN
+        operation["responses"]["303"] = parts.TO_SIGN_IN if method == "get" else parts.REDIRECT
+
+
+def _operations() -> dict[str, Any]:
     produto_json = {"application/json": parts.PRODUTO_JSON, "text/html": parts.HTML}
     return {
         "openapi": "3.1.0",

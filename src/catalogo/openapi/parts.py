@@ -79,6 +79,31 @@ WRITE_ERRORS = {
         headers={"Retry-After": {"schema": {"type": "string"}}},
     ),
 }
+SECURITY_SCHEMES = {
+    "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "Um token `cat_…` (`catalogo tokens criar`), com o papel leitor ou editor.",
+    },
+    "sessao": {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "sessao",
+        "description": "A sessão de quem entrou em /entrar (`__Host-sessao` em HTTPS).",
+    },
+}
+UNAUTHENTICATED = problem(
+    "Faltam credenciais onde o modo as exige, ou o token é malformado, desconhecido, expirado "
+    "ou revogado (`WWW-Authenticate`). Um navegador sem sessão recebe 303 para /entrar.",
+    headers={"WWW-Authenticate": {"schema": {"type": "string"}}},
+)
+FORBIDDEN = problem(
+    "Envio de outro site, recusado pelo navegador; ou quem entrou não tem o papel exigido."
+)
+TO_SIGN_IN = {
+    "description": "Um navegador sem sessão vai a /entrar, que o traz de volta aqui.",
+    "headers": {"Location": {"schema": {"type": "string"}}},
+}
 REDIRECT = {
     "description": "Resposta ao navegador: a página da lista de onde veio (`lista`).",
     "headers": {"Location": {"schema": {"type": "string"}}},

@@ -64,7 +64,8 @@ class EntrarResource(Resource):
         if shared.passwords.needs_rehash(stored):
             rehashed = await shared.passwords.hash(senha)
             await storage.update_user(usuario.nome, password_hash=rehashed, same_password=True)
-        old = request.cookies.get(session_cookie(request))
+        https = shared.gate.over_https(request)
+        old = request.cookies.get(session_cookie(https))
         if old is not None and accounts.is_session_secret(old):
             await storage.end_session(accounts.digest(old))
         secret = accounts.new_session_secret()
@@ -74,7 +75,7 @@ class EntrarResource(Resource):
             usuario.id, accounts.digest(secret), now, now + lifetime, address, user_agent
         )
         response = Response(status_code=303, headers={"Location": proximo})
-        _set_cookie(request, response, secret, lifetime)
+        _set_cookie(response, https, secret, lifetime)
         return response
 
 
@@ -84,19 +85,21 @@ class SairResource(Resource):
     needs = _PUBLIC
 
     async def post(self, request: Request) -> Response:
-        secret = request.cookies.get(session_cookie(request))
+        shared = services(request)
+        https = shared.gate.over_https(request)
+        secret = request.cookies.get(session_cookie(https))
         if secret is not None and accounts.is_session_secret(secret):
-            await services(request).storage.end_session(accounts.digest(secret))
+            await shared.storage.end_session(accounts.digest(secret))
         response = Response(status_code=303, headers={"Location": "/entrar"})
-        _set_cookie(request, response, "", 0)
+        _set_cookie(response, https, "", 0)
         return response
 
 
-def _set_cookie(request: Request, response: Response, secret: str, lifetime: int) -> None:
+def _set_cookie(response: Response, https: bool, secret: str, lifetime: int) -> None:
     """Written out as produtos.py writes its notice; `__Host-` (HTTPS) pins it to this host."""
-    secure = "; Secure" if request.url.scheme == "https" else ""
+    secure = "; Secure" if https else ""
     cookie = (
-        f"{session_cookie(request)}={secret}; HttpOnly; Max-Age={lifetime}; Path=/; "
+        f"{session_cookie(https)}={secret}; HttpOnly; Max-Age={lifetime}; Path=/; "
         f"SameSite=Lax{secure}"
     )
     response.raw_headers.append((b"set-cookie", cookie.encode("latin-1")))
