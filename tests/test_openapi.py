@@ -15,6 +15,7 @@ import orjson
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from requests.structures import CaseInsensitiveDict
 from schemathesis.specs.openapi.checks import (
     ignored_auth,
     negative_data_rejection,
@@ -91,7 +92,9 @@ def _afresh(backend: str) -> None:
 
 
 def _signed(case: "schemathesis.Case") -> None:  # type: ignore[type-arg]
-    case.headers = {**(case.headers or {}), "Authorization": f"Bearer {_TOKEN}"}
+    if case.headers is None:
+        case.headers = CaseInsensitiveDict()
+    case.headers["Authorization"] = f"Bearer {_TOKEN}"
 
 
 def _schema(backend: str) -> Any:
