@@ -143,7 +143,7 @@ class TestSessions:
         assert client.get("/produtos/novo").status_code == 200
         id = create_via_form(client, db)
         page = client.get(f"/produtos/{id}")
-        assert 'maria <span class="papel">(editor)</span>' in page.text
+        assert 'maria <span class="papel">(editor)</span></a>' in page.text
         assert page.headers["cache-control"] == "private, no-cache"
         assert page.headers["vary"] == "Accept, Cookie"
 

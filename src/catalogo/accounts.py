@@ -32,6 +32,7 @@ PAPEIS: tuple[Papel, ...] = get_args(Papel)
 TOKEN_PAPEIS: tuple[Papel, ...] = ("leitor", "editor")  # a token never manages accounts
 
 NOME_MAXIMO = 64
+EXPIRA_MAXIMO = 3650  # days a token may last
 SENHA_MINIMA = 12
 SENHA_MAXIMA = 1024  # a bound on what one sign-in may make the server hash
 _NOME = re.compile(r"[a-z0-9][a-z0-9._@-]*", re.ASCII)
@@ -145,6 +146,33 @@ def ler_rotulo(texto: str) -> str:
     if not rotulo or len(rotulo) > 100 or not rotulo.isprintable():
         raise ContaInvalida("Dê ao token um nome de 1 a 100 caracteres, que diga quem o usa.")
     return rotulo
+
+
+def papel_de_token(dono: Usuario, pedido: str | None) -> Papel:
+    """A token's role: the one asked for, never more than its user's, never admin; by default
+    the most the user may give (editor for an admin)."""
+    if not dono.ativo:
+        raise ContaInvalida(f"{dono.nome} está desativado: não pode receber tokens.")
+    papel = ler_papel(pedido, TOKEN_PAPEIS) if pedido else menor(dono.papel, "editor")
+    if not pode(dono.papel, papel):
+        raise ContaInvalida(f"{dono.nome} é {dono.papel}: um token seu pode ser no máximo isso.")
+    return papel
+
+
+def ler_dias(texto: str | int | None) -> int | None:
+    """For how many days a token lasts: 1 to 3,650, or None (it never expires)."""
+    if texto is None or texto == "":
+        return None
+    dias = (
+        texto
+        if isinstance(texto, int)
+        else int(texto)
+        if texto.isascii() and texto.isdigit()
+        else 0
+    )
+    if not 1 <= dias <= EXPIRA_MAXIMO:
+        raise ContaInvalida(f"A validade é de 1 a {EXPIRA_MAXIMO} dias (ou vazia: nunca expira).")
+    return dias
 
 
 def new_token() -> str:

@@ -23,7 +23,18 @@ from catalogo.accounts import Passwords
 from catalogo.guard import SECURITY_HEADERS, Guard
 from catalogo.produtos import ID_PATTERN
 from catalogo.resources import Services
-from catalogo.resources.contas import EntrarResource, SairResource
+from catalogo.resources.contas import (
+    ContaResource,
+    EntrarResource,
+    SairResource,
+    SenhaResource,
+    SessaoResource,
+    SessoesResource,
+    TokenResource,
+    TokensResource,
+    UsuarioResource,
+    UsuariosResource,
+)
 from catalogo.resources.ops import (
     DocsResource,
     HealthResource,
@@ -55,6 +66,7 @@ class ProdutoId(Convertor[int]):
 
 
 register_url_convertor("produto_id", ProdutoId())
+register_url_convertor("id", ProdutoId())  # sessions' and tokens' ids follow the same rule
 
 
 class _Catalogo(Starlette):
@@ -116,6 +128,14 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/produtos/novo", NovoProdutoResource),
             Route("/entrar", EntrarResource),
             Route("/sair", SairResource),
+            Route("/conta", ContaResource),
+            Route("/conta/senha", SenhaResource),
+            Route("/conta/sessoes", SessoesResource),
+            Route("/conta/sessoes/{id:id}", SessaoResource),
+            Route("/usuarios", UsuariosResource),
+            Route("/usuarios/{nome}", UsuarioResource),
+            Route("/tokens", TokensResource),
+            Route("/tokens/{id:id}", TokenResource),
             Route("/", InicioResource),
             Route("/healthz", HealthResource),
             Route("/readyz", ReadyResource),

@@ -227,20 +227,17 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
         return
     nome = accounts.ler_nome(args.usuario)
     rotulo = accounts.ler_rotulo(args.nome)
-    if args.expira is not None and not 1 <= args.expira <= 3650:
-        raise ContaInvalida("--expira takes 1 to 3650 days")
+    dias = accounts.ler_dias(args.expira)
     secret = accounts.new_token()
 
     async def criar(storage: Storage) -> accounts.Token:
         found = await storage.user(nome)
-        if found is None or not found[0].ativo:
+        if found is None:
             raise UnknownUser(nome)
         owner = found[0]
-        papel = args.papel or accounts.menor(owner.papel, "editor")
-        if not accounts.pode(owner.papel, papel):
-            raise ContaInvalida(f"{nome} is {owner.papel}: a token of theirs can be at most that")
+        papel = accounts.papel_de_token(owner, args.papel)
         now = time.time()
-        expires = None if args.expira is None else now + args.expira * 86400
+        expires = None if dias is None else now + dias * 86400
         return await storage.create_token(
             owner.id, rotulo, papel, accounts.digest(secret), now, expires
         )

@@ -169,6 +169,24 @@ def forbidden(papel: str, needed: str) -> HTTPException:
     )
 
 
+def forbidden_for_self() -> HTTPException:
+    return HTTPException(
+        403,
+        "Você não pode mudar o próprio papel nem se desativar: peça a outro admin (ou use "
+        "catalogo usuarios).",
+    )
+
+
+def session_needed() -> HTTPException:
+    return HTTPException(
+        403, "As páginas da conta são para quem entrou em /entrar, não para tokens de API."
+    )
+
+
+def not_found(detail: str) -> HTTPException:
+    return HTTPException(404, detail)
+
+
 def too_many_sign_ins(seconds: int) -> HTTPException:
     minutes = max(1, round(seconds / 60))
     return HTTPException(

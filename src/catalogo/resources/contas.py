@@ -1,4 +1,6 @@
-"""Staff accounts in the browser: signing in (/entrar) and out (/sair).
+"""Staff accounts in the browser: signing in (/entrar) and out (/sair), one's own account
+(/conta: password, sessions), and for admins the users (/usuarios) and API tokens (/tokens),
+what the `catalogo usuarios` and `catalogo tokens` commands do.
 
 Signing in checks the password off the event loop (accounts.Passwords), throttles failures per
 name and address (accounts.throttled), and answers one message for a wrong name and a wrong
@@ -14,11 +16,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import accounts, errors, pages
-from catalogo.access import Need, client_address, local_path, session_cookie
-from catalogo.accounts import Busy
+from catalogo.access import Need, client_address, local_path, principal, session_cookie, visitor
+from catalogo.accounts import Busy, ContaInvalida, Principal
 from catalogo.bodies import read_form
 from catalogo.negotiation import HTML
-from catalogo.resources import Resource, negotiate, services
+from catalogo.resources import VARY, Resource, negotiate, services
+from catalogo.storage import UnknownUser, UserExists
 
 WRONG = "Nome ou senha incorretos."
 MISSING = "Informe o nome de usuário e a senha."
@@ -114,3 +117,268 @@ def _page(proximo: str, nome: str, erro: str | None, status_code: int = 200) -> 
         nome=nome,
         erro=erro,
     )
+
+
+_NOTICES = {
+    "senha": "Senha alterada. As suas outras sessões foram encerradas.",
+    "sessao": "Sessão encerrada.",
+    "criado": "Usuário criado.",
+    "alterado": "Usuário alterado. Se foi desativado, as sessões dele foram encerradas.",
+    "revogado": "Token revogado: ele parou de valer agora mesmo.",
+}
+_SIGNED_IN = {method: Need.SIGNED_IN for method in ("GET", "HEAD", "POST", "PUT", "DELETE")}
+_ADMIN = {method: Need.ADMIN for method in ("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS")}
+
+
+class ContaResource(Resource):
+    """/conta: who you are, your password, your sessions."""
+
+    needs = _SIGNED_IN
+
+    async def get(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        return await _account_page(request, None)
+
+
+class SenhaResource(Resource):
+    """/conta/senha: changes your own password (POST), which ends your other sessions. The
+    current password is asked for, and its failures count as failed sign-ins."""
+
+    needs = _SIGNED_IN
+
+    async def post(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        who = _browser_user(request)
+        form = await read_form(request, ("atual", "nova", "repetida"))
+        shared = services(request)
+        storage = shared.storage
+        now = time.time()
+        address = client_address(request, shared.settings.trusted_proxies)
+        wait = accounts.throttled(await storage.sign_in_failures(who.nome, address, now), now)
+        if wait is not None:
+            raise errors.too_many_sign_ins(wait)
+        found = await storage.user(who.nome)
+        atual = unicodedata.normalize("NFC", form.get("atual", ""))
+        try:
+            ok = (
+                found is not None
+                and len(atual) <= accounts.SENHA_MAXIMA
+                and await shared.passwords.verify(found[1], atual)
+            )
+            if not ok:
+                await storage.record_sign_in(who.nome, address, False, now)
+                return await _account_page(request, "A senha atual não confere.", 422)
+            nova = accounts.ler_senha(form.get("nova", ""))
+            if unicodedata.normalize("NFC", form.get("repetida", "")) != nova:
+                raise ContaInvalida("As senhas digitadas não são iguais.")
+            hashed = await shared.passwords.hash(nova)
+        except ContaInvalida as refused:
+            return await _account_page(request, str(refused), 422)
+        except Busy:
+            raise errors.sign_ins_busy() from None
+        await storage.update_user(who.nome, password_hash=hashed, keep_session=who.session_id)
+        return _back("/conta", "senha")
+
+
+class SessoesResource(Resource):
+    """/conta/sessoes: ends every session of yours, this one too (DELETE)."""
+
+    needs = _SIGNED_IN
+
+    async def delete(self, request: Request) -> Response:
+        who = _browser_user(request)
+        shared = services(request)
+        await shared.storage.end_sessions(who.usuario_id)
+        response = Response(status_code=303, headers={"Location": "/entrar"})
+        _set_cookie(response, shared.gate.over_https(request), "", 0)
+        return response
+
+
+class SessaoResource(Resource):
+    """/conta/sessoes/{id}: ends one of your sessions (DELETE), another browser's."""
+
+    needs = _SIGNED_IN
+
+    async def delete(self, request: Request) -> Response:
+        who = _browser_user(request)
+        id = request.path_params["id"]
+        if not await services(request).storage.end_sessions(who.usuario_id, only=id):
+            raise errors.not_found("Você não tem uma sessão aberta com este número.")
+        return _back("/conta", "sessao")
+
+
+class UsuariosResource(Resource):
+    """/usuarios: the users (GET) and a new one (POST); for admins."""
+
+    needs = _ADMIN
+
+    async def get(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        return await _users_page(request, None)
+
+    async def post(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        form = await read_form(request, ("nome", "papel", "senha"))
+        shared = services(request)
+        try:
+            nome = accounts.ler_nome(form.get("nome", ""))
+            papel = accounts.ler_papel(form.get("papel", ""))
+            hashed = await shared.passwords.hash(accounts.ler_senha(form.get("senha", "")))
+            await shared.storage.create_user(nome, papel, hashed, time.time())
+        except ContaInvalida as refused:
+            return await _users_page(request, str(refused), form, 422)
+        except UserExists:
+            return await _users_page(request, f"Já existe o usuário «{nome}».", form, 422)
+        except Busy:
+            raise errors.sign_ins_busy() from None
+        return _back("/usuarios", "criado")
+
+
+class UsuarioResource(Resource):
+    """/usuarios/{nome}: changes a user's role or deactivates them (PUT), for admins; never
+    one's own, so that the last admin cannot lock everyone out."""
+
+    needs = _ADMIN
+
+    async def put(self, request: Request) -> Response:
+        who = _browser_user(request)
+        nome = request.path_params["nome"]
+        if nome == who.nome:
+            raise errors.forbidden_for_self()
+        form = await read_form(request, ("papel", "ativo"))
+        try:
+            papel = accounts.ler_papel(form.get("papel", ""))
+        except ContaInvalida as refused:
+            raise errors.bad_request(str(refused)) from None
+        if form.get("ativo") not in ("sim", "nao"):
+            raise errors.bad_request("«ativo» deve ser sim ou nao.")
+        try:
+            await services(request).storage.update_user(
+                nome, papel=papel, ativo=form["ativo"] == "sim"
+            )
+        except UnknownUser:
+            raise errors.not_found(f"Não há usuário «{nome:.64}».") from None
+        return _back("/usuarios", "alterado")
+
+
+class TokensResource(Resource):
+    """/tokens: every token (GET) and a new one (POST), whose secret its answer shows once;
+    for admins."""
+
+    needs = _ADMIN
+
+    async def get(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        return await _tokens_page(request)
+
+    async def post(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        form = await read_form(request, ("nome", "usuario", "papel", "expira"))
+        storage = services(request).storage
+        try:
+            rotulo = accounts.ler_rotulo(form.get("nome", ""))
+            dias = accounts.ler_dias(form.get("expira", "").strip())
+            found = await storage.user(accounts.ler_nome(form.get("usuario", "")))
+            if found is None:
+                raise ContaInvalida("Escolha um usuário da lista.")
+            papel = accounts.papel_de_token(found[0], form.get("papel") or None)
+        except ContaInvalida as refused:
+            return await _tokens_page(request, erro=str(refused), valores=form, status_code=422)
+        secret = accounts.new_token()
+        now = time.time()
+        expires = None if dias is None else now + dias * 86400
+        token = await storage.create_token(
+            found[0].id, rotulo, papel, accounts.digest(secret), now, expires
+        )
+        return await _tokens_page(request, novo=token, segredo=secret)
+
+
+class TokenResource(Resource):
+    """/tokens/{id}: revokes a token (DELETE), at once on every instance; for admins."""
+
+    needs = _ADMIN
+
+    async def delete(self, request: Request) -> Response:
+        id = request.path_params["id"]
+        if await services(request).storage.revoke_token(id, time.time()) is None:
+            raise errors.not_found(f"Não há token com o número {id}.")
+        return _back("/tokens", "revogado")
+
+
+def _browser_user(request: Request) -> Principal:
+    """The user of a browser session: account pages are not for tokens, which act for
+    programs (a leaked token must not change its user's password)."""
+    who = principal(request)
+    if who is None or who.session_id is None:
+        raise errors.session_needed()
+    return who
+
+
+def _back(path: str, notice: str) -> Response:
+    return Response(status_code=303, headers={"Location": f"{path}?aviso={notice}"})
+
+
+def _notice(request: Request) -> str | None:
+    return _NOTICES.get(request.query_params.get("aviso", ""))
+
+
+async def _account_page(request: Request, erro: str | None, status_code: int = 200) -> Response:
+    who = _browser_user(request)
+    sessoes = await services(request).storage.sessions(who.usuario_id, time.time())
+    return pages.load().render(
+        "contas/conta.html",
+        status_code,
+        _PRIVATE,
+        quem=visitor(request),
+        sessoes=sessoes,
+        atual=who.session_id,
+        erro=erro,
+        aviso=None if erro else _notice(request),
+    )
+
+
+async def _users_page(
+    request: Request,
+    erro: str | None,
+    valores: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    return pages.load().render(
+        "contas/usuarios.html",
+        status_code,
+        _PRIVATE,
+        quem=visitor(request),
+        usuarios=await services(request).storage.users(),
+        papeis=accounts.PAPEIS,
+        valores={"nome": "", "papel": "editor", **(valores or {})},
+        erro=erro,
+        aviso=None if erro else _notice(request),
+    )
+
+
+async def _tokens_page(
+    request: Request,
+    erro: str | None = None,
+    valores: dict[str, str] | None = None,
+    status_code: int = 200,
+    novo: accounts.Token | None = None,
+    segredo: str | None = None,
+) -> Response:
+    storage = services(request).storage
+    return pages.load().render(
+        "contas/tokens.html",
+        status_code,
+        _PRIVATE,
+        quem=visitor(request),
+        tokens=await storage.tokens(),
+        usuarios=await storage.users(),
+        valores={"nome": "", "usuario": "", "papel": "editor", "expira": "", **(valores or {})},
+        agora=time.time(),
+        erro=erro,
+        novo=novo,
+        segredo=segredo,
+        aviso=None if erro or novo else _notice(request),
+    )
+
+
+_PRIVATE = {"Cache-Control": "no-store", **VARY}
