@@ -23,8 +23,26 @@ import pytest
 from catalogo import migrations
 from catalogo.settings import Settings
 from tests.databases import Database, unavailable
-from tests.helpers import JSON, all_at_once, create_via_form, eventually, post_form
-from tests.processes import OwnPostgreSQL, fetch, free_port, http_client, start_serving, stop
+from tests.helpers import (
+    JSON,
+    add_token,
+    add_user,
+    all_at_once,
+    bearer,
+    create_via_form,
+    eventually,
+    post_form,
+    sign_in,
+)
+from tests.processes import (
+    OwnPostgreSQL,
+    catalogo,
+    fetch,
+    free_port,
+    http_client,
+    start_serving,
+    stop,
+)
 from tests.test_accesslog import access_lines
 
 pytestmark = pytest.mark.postgresql
@@ -324,3 +342,32 @@ def test_with_the_database_down_the_site_answers_503_and_comes_back_by_itself(
         eventually(lambda: client.get("/produtos").status_code == 200)
         with stack.db() as db:
             create_via_form(client, db, "de volta", "9,90")
+
+
+def test_a_session_works_through_every_instance_and_a_revoked_token_stops_on_all_at_once(
+    stack: Stack,
+) -> None:
+    maria = add_user(stack.database, "maria", "editor")
+    token = add_token(stack.database, maria)
+    try:
+        with http_client(stack.instances[0]) as first:
+            assert sign_in(first).status_code == 303
+            session = first.cookies["sessao"]
+        for base in [*stack.instances, stack.balancer]:
+            with http_client(base, cookies={"sessao": session}) as browser:
+                assert post_form(browser).headers["location"] == "/produtos", base
+            with http_client(base) as program:
+                assert program.get("/produtos", headers=bearer(token)).status_code == 200
+        assert catalogo(stack.database, "tokens", "revogar", "1").returncode == 0
+        for base in [*stack.instances, stack.balancer]:
+            with http_client(base) as program:
+                assert program.get("/produtos", headers=bearer(token)).status_code == 401, base
+    finally:
+        # Back to a catalog with no user, which the other tests of the stack write to as
+        # anyone: the rows go, and each instance starts again, forgetting that users exist.
+        with stack.db() as db:
+            for table in ("tokens", "sessions", "login_attempts", "usuarios"):
+                db.execute(f"DELETE FROM {table}")
+        for n in range(len(stack.instances)):
+            stop(stack.processes[n])
+            stack.restart(n)

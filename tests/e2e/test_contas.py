@@ -1,0 +1,126 @@
+"""Accounts in Chromium at both sizes: signing in and out, a write refused until one signs in,
+a reader's read-only pages, and an admin's tokens, each page state checked by axe-core.
+
+A server of its own, with users, beside the suite's fresh one (which stays the spec's open
+catalog)."""
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import Look, unique
+from tests.helpers import SENHA
+from tests.processes import catalogo, start_serving, stop
+
+
+@pytest.fixture(scope="module")
+def staffed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`catalogo serve` on a catalog with an admin (maria) and a reader (ana)."""
+    folder: Path = tmp_path_factory.mktemp("e2e-contas")
+    database = f"sqlite:///{folder / 'catalogo.db'}"
+    assert catalogo(database, "seed", "3").returncode == 0
+    for nome, papel in (("maria", "admin"), ("ana", "leitor")):
+        made = catalogo(
+            database, "usuarios", "criar", nome, "--papel", papel, "--senha-stdin", input=SENHA
+        )
+        assert made.returncode == 0, made.stderr
+    base, process = start_serving(database, folder / "serve.log")
+    yield base
+    stop(process)
+
+
+def sign_in(page: Page, nome: str) -> None:
+    page.get_by_label("Nome de usuário").fill(nome)
+    page.get_by_label("Senha").fill(SENHA)
+    page.get_by_role("button", name="Entrar").click()
+
+
+def test_signing_in_from_the_header_and_out_again(page: Page, staffed: str, look: Look) -> None:
+    page.goto(f"{staffed}/produtos")
+    look(page, "anonymous")
+    page.get_by_role("link", name="Entrar").click()
+    page.get_by_label("Nome de usuário").fill("maria")
+    page.get_by_label("Senha").fill("não é esta")
+    page.get_by_role("button", name="Entrar").click()
+    expect(page.get_by_role("alert")).to_have_text("Nome ou senha incorretos.")
+    look(page, "wrong-password")
+    sign_in(page, "maria")
+    expect(page).to_have_url(f"{staffed}/produtos")
+    expect(page.get_by_role("link", name="maria (admin)")).to_be_visible()
+    look(page, "signed-in")
+    page.get_by_role("button", name="Sair").click()
+    expect(page).to_have_url(f"{staffed}/entrar")
+    page.goto(f"{staffed}/produtos")
+    expect(page.get_by_role("link", name="Entrar")).to_be_visible()
+
+
+def test_a_write_is_refused_until_one_signs_in_and_then_picks_up_where_it_was(
+    page: Page, staffed: str, look: Look
+) -> None:
+    page.goto(f"{staffed}/produtos")
+    expect(page.get_by_role("link", name="Novo produto")).to_have_count(0)
+    page.goto(f"{staffed}/produtos/novo")
+    expect(page).to_have_url(f"{staffed}/entrar?proximo=%2Fprodutos%2Fnovo")
+    look(page, "sent-to-sign-in")
+    sign_in(page, "maria")
+    expect(page).to_have_url(f"{staffed}/produtos/novo")
+    nome = unique("Caderno")
+    page.get_by_label("Nome").fill(nome)
+    page.get_by_label("Preço").fill("12,50")
+    page.get_by_role("button", name="Adicionar").click()
+    expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» adicionado.")
+
+
+def test_a_reader_sees_every_page_and_no_button_that_would_be_refused(
+    page: Page, staffed: str, look: Look
+) -> None:
+    page.goto(f"{staffed}/entrar")
+    sign_in(page, "ana")
+    expect(page.get_by_role("link", name="ana (leitor)")).to_be_visible()
+    expect(page.get_by_role("button", name=re.compile("Remover"))).to_have_count(0)
+    expect(page.get_by_role("link", name="Novo produto")).to_have_count(0)
+    look(page, "reader-list")
+    page.get_by_role("link", name="Caderno verde nº 1").click()
+    expect(page.get_by_role("heading", name="Produto", exact=True)).to_be_visible()
+    expect(page.get_by_label("Nome")).to_have_attribute("readonly", "")
+    expect(page.get_by_role("button", name="Salvar")).to_have_count(0)
+    look(page, "reader-product")
+
+
+def test_an_admin_sees_the_account_pages_makes_a_token_sees_it_once_and_revokes_it(
+    page: Page, staffed: str, look: Look
+) -> None:
+    page.goto(f"{staffed}/entrar")
+    sign_in(page, "maria")
+    page.get_by_role("link", name="maria (admin)").click()
+    expect(page.get_by_role("heading", name="Sua conta")).to_be_visible()
+    look(page, "account")
+    page.get_by_role("link", name="Usuários").click()
+    expect(page.get_by_role("region", name="Usuários")).to_contain_text("ana")
+    look(page, "users")
+    page.get_by_role("link", name="Tokens").click()
+    rotulo = unique("ERP")
+    page.get_by_label("Nome").fill(rotulo)
+    page.get_by_label("Usuário", exact=True).select_option("ana")
+    page.get_by_label("Papel").select_option("leitor")
+    page.get_by_label("Expira em").fill("30")
+    page.get_by_role("button", name="Criar token").click()
+    shown = page.locator("code.token")
+    expect(shown).to_have_text(re.compile(r"cat_[A-Za-z0-9_-]{43}"))
+    look(page, "token-shown")
+    secret = shown.inner_text()
+    page.goto(f"{staffed}/tokens")
+    expect(page.get_by_text(secret)).to_have_count(0)
+    page.get_by_role("button", name=f"Revogar {rotulo}").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Token revogado: ele parou de valer agora mesmo."
+    )
+    look(page, "token-revoked")
+    answer = page.request.get(
+        f"{staffed}/produtos",
+        headers={"authorization": f"Bearer {secret}", "accept": "application/json"},
+    )
+    assert answer.status == 401
