@@ -39,7 +39,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -212,7 +212,10 @@ def worker_rss_mb(main_pid: int) -> float:
     return peak / 1024
 
 
-def wrk(base: str, case: Case, seconds: int, highest_id: int) -> dict[str, int]:
+def wrk(
+    base: str, case: Case, seconds: int, highest_id: int, extra: Sequence[str] = ()
+) -> dict[str, int]:
+    """`extra`: more arguments for the case's script, after the highest id."""
     command = [
         "taskset",
         "-c",
@@ -227,7 +230,7 @@ def wrk(base: str, case: Case, seconds: int, highest_id: int) -> dict[str, int]:
         base + case.path,
     ]
     if case.takes_highest_id:
-        command += ["--", str(highest_id)]
+        command += ["--", str(highest_id), *extra]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     figures: dict[str, int] = json.loads(result.stdout.strip().splitlines()[-1])
     return figures

@@ -45,6 +45,7 @@ class Operation:
     request_example: str | None
     response_example: str | None
     responses: list[tuple[str, Markup]]
+    access: str  # who may call it, from its security requirements
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,19 @@ def _operation(
         request_example=_json(body.get("example")),
         response_example=_json(returned.get("example")),
         responses=[(s, _text(r["description"])) for s, r in sorted(operation["responses"].items())],
+        access=_access(operation.get("security", [])),
     )
+
+
+def _access(security: list[dict[str, list[str]]]) -> str:
+    """The security requirements in a sentence: none, anyone (or a reader), or a role."""
+    if not security:
+        return "Qualquer um, sempre."
+    roles = {role for requirement in security for role in requirement.get("bearer", [])}
+    role = " ou ".join(sorted(roles))
+    if {} in security:
+        return f"Qualquer um; com CATALOGO_AUTH=all, papel {role} ou acima."
+    return f"Papel {role} ou acima, quando o catálogo tem usuários (token ou sessão)."
 
 
 def _params(raw: dict[str, Any]) -> list[Parameter]:
