@@ -22,10 +22,10 @@ import enum
 import re
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from starlette.datastructures import MutableHeaders
 from starlette.requests import Request, cookie_parser
 from starlette.responses import Response
 
@@ -103,7 +103,7 @@ class Gate:
         refusal to send instead."""
         if need is Need.PUBLIC:
             return None
-        bearer, session = _credentials(request, session_cookie(self.over_https(request)))
+        bearer, session = self._credentials(request)
         now = time.time()
         principal = None
         if bearer is not None:
@@ -125,10 +125,24 @@ class Gate:
             raise errors.forbidden(principal.papel, role)
         return None
 
+    def _credentials(self, request: Request) -> tuple[str | None, str | None]:
+        """The bearer token and the session secret the request carries, if any; an
+        Authorization of any other kind counts as a bad token. A request that carries neither
+        costs a look at its headers' names."""
+        bearer = session = None
+        for name, value in request.scope["headers"]:
+            if name == b"authorization":
+                scheme, _, token = value.decode("latin-1").strip().partition(" ")
+                bearer = token.strip() if scheme.lower() == "bearer" else ""
+            elif name == b"cookie" and b"sessao=" in value:
+                cookies = cookie_parser(value.decode("latin-1"))
+                session = cookies.get(session_cookie(self.over_https(request)))
+        return bearer, session
+
     def over_https(self, request: Request) -> bool:
         """Whether the client reached us over HTTPS: directly, or through a trusted balancer
         (CATALOGO_TRUSTED_PROXIES) that says so in X-Forwarded-Proto."""
-        if request.url.scheme == "https":
+        if request.scope["scheme"] == "https":
             return True
         peer = request.client.host if request.client else ""
         return (
@@ -157,18 +171,32 @@ def visitor(request: Request) -> Visitante | None:
 
 def personal(request: Request, response: Response) -> None:
     """A page that depends on who asks is never kept for someone else: `Cache-Control:
-    private` once anyone is signed in, and `Vary: Cookie` wherever signing in changes it."""
-    if request.scope.get(_MODE, "off") == "off" and principal(request) is None:
+    private` once anyone is signed in, and `Vary: Cookie` wherever signing in changes it.
+    Written on the raw headers: this runs on every signed-in request."""
+    who = principal(request)
+    if who is None and request.scope.get(_MODE, "off") == "off":
         return
-    headers = MutableHeaders(raw=response.raw_headers)
-    if principal(request) is not None:
-        control = headers.get("cache-control")
-        if control is None:
-            headers["Cache-Control"] = "private"
-        elif "no-store" not in control and "private" not in control:
-            headers["Cache-Control"] = f"private, {control}"
+    raw = response.raw_headers
+    if who is not None:
+        _amend(
+            raw,
+            b"cache-control",
+            lambda v: v if b"no-store" in v or b"private" in v else b"private, " + v,
+            b"private",
+        )
     if response.media_type == "text/html":
-        headers.add_vary_header("Cookie")
+        _amend(raw, b"vary", lambda v: v if b"cookie" in v.lower() else v + b", Cookie", b"Cookie")
+
+
+def _amend(
+    raw: list[tuple[bytes, bytes]], name: bytes, change: Callable[[bytes], bytes], new: bytes
+) -> None:
+    """Changes the header `name` in place, or adds it with the value `new`."""
+    for i, (found, value) in enumerate(raw):
+        if found == name:
+            raw[i] = (name, change(value))
+            return
+    raw.append((name, new))
 
 
 def session_cookie(https: bool) -> str:
@@ -192,21 +220,6 @@ def client_address(request: Request, trusted: tuple[str, ...]) -> str:
     forwarded = ",".join(request.headers.getlist("x-forwarded-for"))
     hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
     return hops[-1][:64] if hops else peer
-
-
-def _credentials(request: Request, cookie: str) -> tuple[str | None, str | None]:
-    """The bearer token and the session secret the request carries, if any; an Authorization
-    of any other kind counts as a bad token. Only the headers' names are looked at when the
-    request carries neither."""
-    bearer = session = None
-    for name, value in request.scope["headers"]:
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").strip().partition(" ")
-            bearer = token.strip() if scheme.lower() == "bearer" else ""
-        elif name == b"cookie" and b"sessao=" in value:
-            cookies = cookie_parser(value.decode("latin-1"))
-            session = cookies.get(cookie)
-    return bearer, session
 
 
 def _unauthenticated(request: Request, invalid: bool = False) -> Response:

@@ -23,7 +23,7 @@ import secrets
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 import argon2
 
@@ -67,10 +67,10 @@ class Usuario:
     created_at: float
 
 
-@dataclass(frozen=True)
-class Principal:
+class Principal(NamedTuple):
     """Who is asking: a user signed in through a session, or through one of their tokens. A
-    token's role is the lesser of its own and its user's, as the user's is now."""
+    token's role is the lesser of its own and its user's, as the user's is now. (A tuple: one
+    is made on every signed-in request, in a third of a frozen dataclass's time.)"""
 
     usuario_id: int
     nome: str
