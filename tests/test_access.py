@@ -247,6 +247,9 @@ class TestSigningIn:
             "evil",
             "/\x00",
             "/" + "a" * 3000,
+            "/€",
+            "/é",
+            "/a b",
         ],
     )
     def test_proximo_never_leads_off_the_site(
@@ -419,6 +422,17 @@ class TestEverythingMode:
             assert all_mode.get(path).status_code == 303, path
         for path in ("/entrar", "/healthz", "/readyz", "/static/catalogo.css"):
             assert all_mode.get(path).status_code == 200, path
+
+    def test_a_page_with_any_characters_in_its_address_is_come_back_to_after_signing_in(
+        self, all_mode: TestClient, database: str
+    ) -> None:
+        add_user(database)
+        sent = all_mode.get("/produtos?q=café&depois=5")
+        assert sent.headers["location"] == (
+            "/entrar?proximo=%2Fprodutos%3Fq%3Dcaf%25C3%25A9%26depois%3D5"
+        )
+        back = sign_in(all_mode, proximo="/produtos?q=caf%C3%A9&depois=5")
+        assert back.headers["location"] == "/produtos?q=caf%C3%A9&depois=5"
 
     def test_a_reader_reads_everything_and_changes_nothing(
         self, all_mode: TestClient, database: str, db: Database

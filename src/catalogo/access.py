@@ -41,7 +41,9 @@ SECURE_SESSION_COOKIE = "__Host-sessao"  # the browser keeps it to this host, ov
 _PRINCIPAL = "catalogo.principal"
 _MODE = "catalogo.auth_mode"
 USERS_RECHECK_S = 1.0  # while no user exists, look again at most this often
-_LOCAL_PATH = re.compile(r"/(?![/\\])[^\\\x00-\x1f\x7f]*")
+# A path of this site, as a URL writes it: printable ASCII (anything else percent-encoded, as
+# `here` does), never a second slash or a backslash right after the first (another host).
+_LOCAL_PATH = re.compile(r"/(?![/\\])[!-\[\]-~]*", re.ASCII)
 _NEXT_LIMIT = 2048
 
 
@@ -163,11 +165,17 @@ def visitor(request: Request) -> Visitante | None:
     mode: Mode = request.scope.get(_MODE, "off")
     if who is None and mode == "off":
         return None
-    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     if who is None:
-        return Visitante(None, None, False, False, here)
+        return Visitante(None, None, False, False, here(request))
     editor = mode == "off" or accounts.pode(who.papel, "editor")
-    return Visitante(who.nome, who.papel, editor, who.papel == "admin", here)
+    return Visitante(who.nome, who.papel, editor, who.papel == "admin", here(request))
+
+
+def here(request: Request, with_query: bool = True) -> str:
+    """This request's path and query, percent-encoded: a local path `local_path` accepts."""
+    path = urllib.parse.quote(request.scope["path"], safe="/:@!$&'()*+,;=~")
+    query = request.scope["query_string"].decode("latin-1") if with_query else ""
+    return f"{path}?{query}" if query else path
 
 
 def personal(request: Request, response: Response) -> None:
@@ -225,9 +233,7 @@ def client_address(request: Request, trusted: tuple[str, ...]) -> str:
 
 def _unauthenticated(request: Request, invalid: bool = False) -> Response:
     if not invalid and not prefers_json(request):
-        back = request.url.path
-        if request.method in ("GET", "HEAD") and request.url.query:
-            back += "?" + request.url.query
+        back = here(request, with_query=request.method in ("GET", "HEAD"))
         query = urllib.parse.urlencode({"proximo": back})
         return Response(status_code=303, headers={"Location": f"/entrar?{query}"})
     raise errors.unauthenticated(invalid)

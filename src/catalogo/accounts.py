@@ -159,20 +159,16 @@ def papel_de_token(dono: Usuario, pedido: str | None) -> Papel:
     return papel
 
 
-def ler_dias(texto: str | int | None) -> int | None:
-    """For how many days a token lasts: 1 to 3,650, or None (it never expires)."""
-    if texto is None or texto == "":
+def ler_dias(texto: str | None) -> int | None:
+    """For how many days a token lasts: 1 to 3,650, or None (it never expires). Read digit by
+    digit: int() of thousands of digits is an error of its own."""
+    if not texto:
         return None
-    dias = (
-        texto
-        if isinstance(texto, int)
-        else int(texto)
-        if texto.isascii() and texto.isdigit()
-        else 0
-    )
-    if not 1 <= dias <= EXPIRA_MAXIMO:
+    if not (texto.isascii() and texto.isdigit() and len(texto) <= 4) or not (
+        1 <= int(texto) <= EXPIRA_MAXIMO
+    ):
         raise ContaInvalida(f"A validade é de 1 a {EXPIRA_MAXIMO} dias (ou vazia: nunca expira).")
-    return dias
+    return int(texto)
 
 
 def new_token() -> str:

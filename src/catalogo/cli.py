@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     criar_token.add_argument(
         "--papel", choices=accounts.TOKEN_PAPEIS, help="at most the user's (default: theirs)"
     )
-    criar_token.add_argument("--expira", type=int, metavar="DIAS", help="days until it expires")
+    criar_token.add_argument("--expira", metavar="DIAS", help="days until it expires (1-3650)")
     tokens.add_parser("listar", help="list tokens (never their secrets)")
     revogar = tokens.add_parser("revogar", help="revoke a token: it stops working at once")
     revogar.add_argument("id", type=int)

@@ -195,6 +195,8 @@ class TestTokens:
             ),
             ({"nome": "ERP", "usuario": "maria", "expira": "0"}, "A validade é de 1 a 3650 dias"),
             ({"nome": "ERP", "usuario": "maria", "expira": "1e3"}, "A validade é de 1 a 3650 dias"),
+            ({"nome": "ERP", "usuario": "maria", "expira": "9" * 5000}, "A validade é de 1 a"),
+            ({"nome": "ERP", "usuario": "maria", "expira": "٣"}, "A validade é de 1 a 3650 dias"),
         ],
     )
     def test_a_refused_token_says_why_and_makes_none(
