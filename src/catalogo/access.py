@@ -144,14 +144,27 @@ class Gate:
 
     def over_https(self, request: Request) -> bool:
         """Whether the client reached us over HTTPS: directly, or through a trusted balancer
-        (CATALOGO_TRUSTED_PROXIES) that says so in X-Forwarded-Proto."""
+        that says so in X-Forwarded-Proto."""
         if request.scope["scheme"] == "https":
             return True
-        peer = request.client.host if request.client else ""
         return (
-            peer in self.settings.trusted_proxies
+            self._from_balancer(request)
             and request.headers.get("x-forwarded-proto", "").strip().lower() == "https"
         )
+
+    def client_address(self, request: Request) -> str:
+        """The client's address: the peer's, or when the peer is a trusted balancer, the last
+        address it put in X-Forwarded-For."""
+        peer = request.client.host if request.client else ""
+        if not self._from_balancer(request):
+            return peer
+        forwarded = ",".join(request.headers.getlist("x-forwarded-for"))
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        return hops[-1][:64] if hops else peer
+
+    def _from_balancer(self, request: Request) -> bool:
+        """The peer is one of CATALOGO_TRUSTED_PROXIES, whose X-Forwarded-* we believe."""
+        return request.client is not None and request.client.host in self.settings.trusted_proxies
 
 
 def principal(request: Request) -> Principal | None:
@@ -218,17 +231,6 @@ def local_path(value: str | None, default: str = "/produtos") -> str:
     if value and len(value) <= _NEXT_LIMIT and _LOCAL_PATH.fullmatch(value):
         return value
     return default
-
-
-def client_address(request: Request, trusted: tuple[str, ...]) -> str:
-    """The client's address: the peer's, or when the peer is a trusted balancer
-    (CATALOGO_TRUSTED_PROXIES), the last address it put in X-Forwarded-For."""
-    peer = request.client.host if request.client else ""
-    if peer not in trusted:
-        return peer
-    forwarded = ",".join(request.headers.getlist("x-forwarded-for"))
-    hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-    return hops[-1][:64] if hops else peer
 
 
 def _unauthenticated(request: Request, invalid: bool = False) -> Response:

@@ -23,9 +23,14 @@ import secrets
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar, get_args
 
 import argon2
+
+if TYPE_CHECKING:
+    from catalogo.storage import Storage
+
+T = TypeVar("T")
 
 Papel = Literal["leitor", "editor", "admin"]
 PAPEIS: tuple[Papel, ...] = get_args(Papel)
@@ -225,6 +230,56 @@ def throttled(failures: Failures, now: float) -> int | None:
     return max(1, int(max(waits)) + 1) if waits else None
 
 
+class Throttled(Exception):
+    """Too many failed sign-ins lately: try again in `seconds`."""
+
+    def __init__(self, seconds: int) -> None:
+        super().__init__(f"throttled for {seconds} s")
+        self.seconds = seconds
+
+
+async def check_password(
+    storage: "Storage", passwords: "Passwords", nome: str, senha: str, address: str, now: float
+) -> Usuario | None:
+    """The active user `nome` when `senha` is theirs, else None, for signing in and for any
+    other page that asks for the password again. Each try is first weighed against the
+    throttle (Throttled) and then recorded; a hash made with older parameters is made again."""
+    wait = throttled(await storage.sign_in_failures(nome, address, now), now)
+    if wait is not None:
+        raise Throttled(wait)
+    found = await storage.user(nome)
+    usuario, stored = found if found is not None and found[0].ativo else (None, None)
+    senha = unicodedata.normalize("NFC", senha)
+    ok = len(senha) <= SENHA_MAXIMA and await passwords.verify(stored, senha)
+    await storage.record_sign_in(nome, address, ok, now)
+    if not ok or usuario is None or stored is None:
+        return None
+    if passwords.needs_rehash(stored):
+        rehashed = await passwords.hash(senha)
+        await storage.update_user(nome, password_hash=rehashed, same_password=True)
+    return usuario
+
+
+async def open_session(
+    storage: "Storage",
+    usuario: Usuario,
+    lifetime_s: int,
+    address: str,
+    user_agent: str,
+    now: float,
+    replaced: str | None,
+) -> str:
+    """A new session for `usuario`, and its secret; the one the browser sent (`replaced`), if
+    any, ends: a session id never outlives a sign-in (no fixation)."""
+    if replaced is not None and is_session_secret(replaced):
+        await storage.end_session(digest(replaced))
+    secret = new_session_secret()
+    await storage.create_session(
+        usuario.id, digest(secret), now, now + lifetime_s, address, user_agent
+    )
+    return secret
+
+
 class Busy(Exception):
     """More sign-ins are waiting for a password check than the server takes on: a 503."""
 
@@ -241,7 +296,7 @@ class Passwords:
         self._inside = 0
         self._decoy: str | None = None
 
-    async def _run(self, work: Callable[[], str | bool]) -> str | bool:
+    async def _run(self, work: Callable[[], T]) -> T:
         if self._inside >= self._limit:
             raise Busy()
         self._inside += 1
@@ -252,9 +307,7 @@ class Passwords:
             self._inside -= 1
 
     async def hash(self, senha: str) -> str:
-        hashed = await self._run(lambda: self.HASHER.hash(senha))
-        assert isinstance(hashed, str)  # noqa: S101
-        return hashed
+        return await self._run(lambda: self.HASHER.hash(senha))
 
     async def verify(self, stored: str | None, senha: str) -> bool:
         """Whether `senha` is the one `stored` was made from. With no user of that name
@@ -271,8 +324,7 @@ class Passwords:
             except (argon2.exceptions.VerificationError, argon2.exceptions.InvalidHashError):
                 return False
 
-        ok = await self._run(check)
-        return ok is True and stored is not self._decoy
+        return await self._run(check) and stored is not self._decoy
 
     def needs_rehash(self, stored: str) -> bool:
         """Stored with other parameters than today's: hashed again at the next sign-in."""

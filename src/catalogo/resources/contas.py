@@ -16,11 +16,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import accounts, errors, pages
-from catalogo.access import Need, client_address, local_path, principal, session_cookie, visitor
-from catalogo.accounts import Busy, ContaInvalida, Principal
+from catalogo.access import Need, local_path, principal, session_cookie, visitor
+from catalogo.accounts import Busy, ContaInvalida, Principal, Throttled
 from catalogo.bodies import read_form
 from catalogo.negotiation import HTML
-from catalogo.resources import VARY, Resource, negotiate, services
+from catalogo.resources import VARY, Resource, Services, negotiate, services
 from catalogo.storage import UnknownUser, UserExists
 
 WRONG = "Nome ou senha incorretos."
@@ -43,39 +43,25 @@ class EntrarResource(Resource):
         form = await read_form(request, ("nome", "senha", "proximo"))
         proximo = local_path(form.get("proximo"))
         nome = form.get("nome", "").strip().lower()[: accounts.NOME_MAXIMO + 1]
-        senha = unicodedata.normalize("NFC", form.get("senha", ""))
+        senha = form.get("senha", "")
         if not nome or not senha:
             return _page(proximo, nome, MISSING, 422)
         shared = services(request)
-        storage = shared.storage
         now = time.time()
-        address = client_address(request, shared.settings.trusted_proxies)
-        wait = accounts.throttled(await storage.sign_in_failures(nome, address, now), now)
-        if wait is not None:
-            raise errors.too_many_sign_ins(wait)
-        found = await storage.user(nome)
-        usuario, stored = found if found is not None and found[0].ativo else (None, None)
-        try:
-            ok = len(senha) <= accounts.SENHA_MAXIMA and await shared.passwords.verify(
-                stored, senha
-            )
-        except Busy:
-            raise errors.sign_ins_busy() from None
-        await storage.record_sign_in(nome, address, ok, now)
-        if not ok or usuario is None or stored is None:
+        address = shared.gate.client_address(request)
+        usuario = await _checked(shared, nome, senha, address, now)
+        if usuario is None:
             return _page(proximo, nome, WRONG, 422)
-        if shared.passwords.needs_rehash(stored):
-            rehashed = await shared.passwords.hash(senha)
-            await storage.update_user(usuario.nome, password_hash=rehashed, same_password=True)
         https = shared.gate.over_https(request)
-        old = request.cookies.get(session_cookie(https))
-        if old is not None and accounts.is_session_secret(old):
-            await storage.end_session(accounts.digest(old))
-        secret = accounts.new_session_secret()
         lifetime = shared.settings.session_hours * 3600
-        user_agent = request.headers.get("user-agent", "")[:_USER_AGENT_LIMIT]
-        await storage.create_session(
-            usuario.id, accounts.digest(secret), now, now + lifetime, address, user_agent
+        secret = await accounts.open_session(
+            shared.storage,
+            usuario,
+            lifetime,
+            address,
+            request.headers.get("user-agent", "")[:_USER_AGENT_LIMIT],
+            now,
+            request.cookies.get(session_cookie(https)),
         )
         response = Response(status_code=303, headers={"Location": proximo})
         _set_cookie(response, https, secret, lifetime)
@@ -96,6 +82,20 @@ class SairResource(Resource):
         response = Response(status_code=303, headers={"Location": "/entrar"})
         _set_cookie(response, https, "", 0)
         return response
+
+
+async def _checked(
+    shared: Services, nome: str, senha: str, address: str, now: float
+) -> accounts.Usuario | None:
+    """accounts.check_password, its refusals as answers: 429, or 503 for a crowd."""
+    try:
+        return await accounts.check_password(
+            shared.storage, shared.passwords, nome, senha, address, now
+        )
+    except Throttled as wait:
+        raise errors.too_many_sign_ins(wait.seconds) from None
+    except Busy:
+        raise errors.sign_ins_busy() from None
 
 
 def _set_cookie(response: Response, https: bool, secret: str, lifetime: int) -> None:
@@ -151,23 +151,10 @@ class SenhaResource(Resource):
         who = _browser_user(request)
         form = await read_form(request, ("atual", "nova", "repetida"))
         shared = services(request)
-        storage = shared.storage
-        now = time.time()
-        address = client_address(request, shared.settings.trusted_proxies)
-        wait = accounts.throttled(await storage.sign_in_failures(who.nome, address, now), now)
-        if wait is not None:
-            raise errors.too_many_sign_ins(wait)
-        found = await storage.user(who.nome)
-        atual = unicodedata.normalize("NFC", form.get("atual", ""))
+        address = shared.gate.client_address(request)
+        if not await _checked(shared, who.nome, form.get("atual", ""), address, time.time()):
+            return await _account_page(request, "A senha atual não confere.", 422)
         try:
-            ok = (
-                found is not None
-                and len(atual) <= accounts.SENHA_MAXIMA
-                and await shared.passwords.verify(found[1], atual)
-            )
-            if not ok:
-                await storage.record_sign_in(who.nome, address, False, now)
-                return await _account_page(request, "A senha atual não confere.", 422)
             nova = accounts.ler_senha(form.get("nova", ""))
             if unicodedata.normalize("NFC", form.get("repetida", "")) != nova:
                 raise ContaInvalida("As senhas digitadas não são iguais.")
@@ -176,7 +163,9 @@ class SenhaResource(Resource):
             return await _account_page(request, str(refused), 422)
         except Busy:
             raise errors.sign_ins_busy() from None
-        await storage.update_user(who.nome, password_hash=hashed, keep_session=who.session_id)
+        await shared.storage.update_user(
+            who.nome, password_hash=hashed, keep_session=who.session_id
+        )
         return _back("/conta", "senha")
 
 
@@ -242,7 +231,10 @@ class UsuarioResource(Resource):
 
     async def put(self, request: Request) -> Response:
         who = _browser_user(request)
-        nome = request.path_params["nome"]
+        try:
+            nome = accounts.ler_nome(request.path_params["nome"])
+        except ContaInvalida:
+            raise errors.not_found("Não há usuário com este nome.") from None
         if nome == who.nome:
             raise errors.forbidden_for_self()
         form = await read_form(request, ("papel", "ativo"))

@@ -49,6 +49,7 @@ class VersionConflict(Exception):
 
 KEY_TTL_SECONDS = 24 * 3600  # how long a key is remembered
 ABANDONED_AFTER_SECONDS = 60  # a claim this old that created nothing was left behind
+TOKEN_USE_GRAIN_S = 60  # a token's last use is noted at most this often: a write each time
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ _TOKENS_COLUMNS = (
     "t.id, u.nome, t.nome, t.papel, t.created_at, t.expires_at, t.last_used_at, t.revoked_at"
 )
 _TOKENS_FROM = "FROM tokens t JOIN usuarios u ON u.id = t.usuario_id"
-TOKEN_USE_GRAIN_S = 60  # a token's last use is noted at most this often: a write each time
 _FAILURES = """
 WITH last_success AS (
     SELECT coalesce(max(at), 0) AS at FROM login_attempts
@@ -242,7 +241,7 @@ class PostgresAccounts:
         if not rows:
             return None
         usuario_id, nome, papel, token_papel, token_id, used = rows[0]
-        if used is None or used < now - TOKEN_USE_GRAIN_S:
+        if used is None or used < now - storage.TOKEN_USE_GRAIN_S:
 
             async def touch(connection: "Connection") -> None:
                 await connection.execute(

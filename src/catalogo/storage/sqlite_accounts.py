@@ -15,7 +15,6 @@ _TOKENS_COLUMNS = (
     "t.id, u.nome, t.nome, t.papel, t.created_at, t.expires_at, t.last_used_at, t.revoked_at"
 )
 _TOKENS_FROM = "FROM tokens t JOIN usuarios u ON u.id = t.usuario_id"
-TOKEN_USE_GRAIN_S = 60  # a token's last use is noted at most this often: a write each time
 
 
 def _usuario(row: Any) -> Usuario:
@@ -208,7 +207,7 @@ class SQLiteAccounts:
         if not rows:
             return None
         usuario_id, nome, papel, token_papel, token_id, used = rows[0]
-        if used is None or used < now - TOKEN_USE_GRAIN_S:
+        if used is None or used < now - storage.TOKEN_USE_GRAIN_S:
             with contextlib.suppress(storage.StorageUnavailable):  # it is a note, not the answer
                 await self._submit(
                     lambda c: c.execute(
