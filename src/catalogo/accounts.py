@@ -280,6 +280,16 @@ async def open_session(
     return secret
 
 
+async def issue_token(
+    storage: "Storage", dono: Usuario, rotulo: str, papel: Papel, dias: int | None, now: float
+) -> tuple[Token, str]:
+    """A new token of `dono`'s, and its secret: the one time it exists outside its holder."""
+    secret = new_token()
+    expires = None if dias is None else now + dias * 86400
+    token = await storage.create_token(dono.id, rotulo, papel, digest(secret), now, expires)
+    return token, secret
+
+
 class Busy(Exception):
     """More sign-ins are waiting for a password check than the server takes on: a 503."""
 

@@ -228,21 +228,15 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
     nome = accounts.ler_nome(args.usuario)
     rotulo = accounts.ler_rotulo(args.nome)
     dias = accounts.ler_dias(args.expira)
-    secret = accounts.new_token()
 
-    async def criar(storage: Storage) -> accounts.Token:
+    async def criar(storage: Storage) -> tuple[accounts.Token, str]:
         found = await storage.user(nome)
         if found is None:
             raise UnknownUser(nome)
-        owner = found[0]
-        papel = accounts.papel_de_token(owner, args.papel)
-        now = time.time()
-        expires = None if dias is None else now + dias * 86400
-        return await storage.create_token(
-            owner.id, rotulo, papel, accounts.digest(secret), now, expires
-        )
+        papel = accounts.papel_de_token(found[0], args.papel)
+        return await accounts.issue_token(storage, found[0], rotulo, papel, dias, time.time())
 
-    token = _with(settings, criar)
+    token, secret = _with(settings, criar)
     print(
         f"catalogo: token {token.id} for {token.usuario} ({token.papel}), "
         f"expires {_when(token.expires_at) if token.expires_at else 'never'}; "

@@ -172,9 +172,14 @@ class TestTokens:
         made = admin.post(
             "/tokens", data={"nome": "ERP", "usuario": "maria", "papel": "editor", "expira": "30"}
         )
-        assert made.status_code == 200 and made.headers["cache-control"] == "no-store"
-        (token,) = re.findall(r"cat_[A-Za-z0-9_-]{43}", made.text)
-        assert token not in admin.get("/tokens").text
+        assert made.status_code == 303 and made.headers["location"] == "/tokens"
+        cookie = made.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "Path=/tokens" in cookie and "SameSite=Strict" in cookie
+        shown = admin.get("/tokens")
+        assert shown.headers["cache-control"] == "no-store"
+        (token,) = re.findall(r"cat_[A-Za-z0-9_-]{43}", shown.text)
+        assert "Token «ERP» criado" in shown.text
+        assert token not in admin.get("/tokens").text  # shown once: the reload has no secret
         created = admin.post("/produtos", json={"nome": "A", "preco": "1"}, headers=bearer(token))
         assert created.status_code == 201
         (id,) = db.execute("SELECT id FROM tokens").fetchone()

@@ -98,6 +98,19 @@ async def _checked(
         raise errors.sign_ins_busy() from None
 
 
+JUST_MADE_COOKIE = "token_novo"
+
+
+def _set_new_token(response: Response, https: bool, value: str, lifetime: int) -> None:
+    """`value` is the token's id, a dot and its secret: characters a cookie takes as they are."""
+    secure = "; Secure" if https else ""
+    cookie = (
+        f"{JUST_MADE_COOKIE}={value}; HttpOnly; Max-Age={lifetime}; "
+        f"Path=/tokens; SameSite=Strict{secure}"
+    )
+    response.raw_headers.append((b"set-cookie", cookie.encode("latin-1")))
+
+
 def _set_cookie(response: Response, https: bool, secret: str, lifetime: int) -> None:
     """Written out as produtos.py writes its notice; `__Host-` (HTTPS) pins it to this host."""
     secure = "; Secure" if https else ""
@@ -254,14 +267,23 @@ class UsuarioResource(Resource):
 
 
 class TokensResource(Resource):
-    """/tokens: every token (GET) and a new one (POST), whose secret its answer shows once;
-    for admins."""
+    """/tokens: every token (GET) and a new one (POST); for admins.
+
+    A new token's secret must be shown once, and a browser's write answered with 303 so that
+    reloading never makes a second token: the secret rides the redirect in a cookie of a
+    minute's life, HttpOnly, SameSite=Strict and only for /tokens, which the page it leads to
+    shows and deletes."""
 
     needs = _ADMIN
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
-        return await _tokens_page(request)
+        id, _, secret = request.cookies.get(JUST_MADE_COOKIE, "").partition(".")
+        if not accounts.is_token(secret):
+            return await _tokens_page(request)
+        shown = await _tokens_page(request, novo=int(id) if id.isdigit() else None, segredo=secret)
+        _set_new_token(shown, services(request).gate.over_https(request), "", 0)
+        return shown
 
     async def post(self, request: Request) -> Response:
         negotiate(request, (HTML,))
@@ -276,13 +298,13 @@ class TokensResource(Resource):
             papel = accounts.papel_de_token(found[0], form.get("papel") or None)
         except ContaInvalida as refused:
             return await _tokens_page(request, erro=str(refused), valores=form, status_code=422)
-        secret = accounts.new_token()
-        now = time.time()
-        expires = None if dias is None else now + dias * 86400
-        token = await storage.create_token(
-            found[0].id, rotulo, papel, accounts.digest(secret), now, expires
+        token, secret = await accounts.issue_token(
+            storage, found[0], rotulo, papel, dias, time.time()
         )
-        return await _tokens_page(request, novo=token, segredo=secret)
+        response = Response(status_code=303, headers={"Location": "/tokens"})
+        https = services(request).gate.over_https(request)
+        _set_new_token(response, https, f"{token.id}.{secret}", 60)
+        return response
 
 
 class TokenResource(Resource):
@@ -353,23 +375,25 @@ async def _tokens_page(
     erro: str | None = None,
     valores: dict[str, str] | None = None,
     status_code: int = 200,
-    novo: accounts.Token | None = None,
+    novo: int | None = None,
     segredo: str | None = None,
 ) -> Response:
+    """The tokens; `novo` the id of the one just made, whose `segredo` is shown."""
     storage = services(request).storage
+    tokens = await storage.tokens()
     return pages.load().render(
         "contas/tokens.html",
         status_code,
         _PRIVATE,
         quem=visitor(request),
-        tokens=await storage.tokens(),
+        tokens=tokens,
         usuarios=await storage.users(),
         valores={"nome": "", "usuario": "", "papel": "editor", "expira": "", **(valores or {})},
         agora=time.time(),
         erro=erro,
-        novo=novo,
+        novo=next((token for token in tokens if token.id == novo), None),
         segredo=segredo,
-        aviso=None if erro or novo else _notice(request),
+        aviso=None if erro or segredo else _notice(request),
     )
 
 
