@@ -1,0 +1,33 @@
+"""CI runs every test the issues ask for: PostgreSQL, HAProxy and the browser suite are never
+skipped there, they fail when missing."""
+
+from pathlib import Path
+
+import pytest
+
+from tests import databases
+
+ROOT = Path(__file__).parent.parent
+
+
+def test_ci_runs_the_readmes_test_command_strictly() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "CATALOGO_TEST_STRICT=1 scripts/test" in ci
+    commands = (ROOT / "README.md").read_text().split("```")[1].splitlines()
+    assert commands[-1] == "scripts/test"  # the README's second set-up command
+
+
+def test_under_ci_something_missing_fails_the_test_instead_of_skipping_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(databases, "STRICT", True)
+    with pytest.raises(pytest.fail.Exception, match="nothing may be skipped"):
+        databases.unavailable("PostgreSQL is not reachable")
+
+
+def test_on_a_laptop_without_it_the_test_is_skipped_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(databases, "STRICT", False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install haproxy"):
+        databases.unavailable("HAProxy is not installed: apt-get install haproxy")
