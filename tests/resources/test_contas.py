@@ -103,6 +103,19 @@ class TestConta:
         assert out.headers["location"] == "/entrar" and "Max-Age=0" in out.headers["set-cookie"]
         assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
 
+    def test_another_users_session_cannot_be_ended_from_ones_own_account(
+        self, admin: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "edu", "editor")
+        edu = as_browser(second_browser(admin, "edu"))
+        (theirs,) = db.execute(
+            "SELECT s.id FROM sessions s JOIN usuarios u ON u.id = s.usuario_id "
+            "WHERE u.nome = 'edu'"
+        ).fetchone()
+        refused = admin.post(f"/conta/sessoes/{theirs}", data={"_method": "DELETE"})
+        assert refused.status_code == 404
+        assert admin.get("/conta", headers=edu).status_code == 200
+
 
 class TestUsuarios:
     def test_only_admins_manage_users(self, client: TestClient, database: str) -> None:
