@@ -138,7 +138,12 @@ def test_a_405_page_speaks_plainly_and_the_problem_names_the_methods(client: Tes
 
 
 def test_the_stylesheet_script_and_icon_ship_in_the_package(client: TestClient) -> None:
-    for path in ("/static/catalogo.css", "/static/catalogo.js", "/static/favicon.svg"):
+    for path in (
+        "/static/catalogo.css",
+        "/static/catalogo.js",
+        "/static/docs.js",
+        "/static/favicon.svg",
+    ):
         assert client.get(path).status_code == 200
 
 

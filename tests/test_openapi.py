@@ -234,12 +234,31 @@ def test_the_docs_page_ships_everything_it_loads_under_the_sites_own_policy(
 def test_the_docs_page_groups_the_operations_and_shows_real_examples(client: TestClient) -> None:
     page = client.get("/docs").text
     headings = re.findall(r'<h2 id="[^"]+">(.*?)</h2>', page)
-    assert headings == ["Produtos", "Páginas", "Operação"]
+    assert headings == ["Experimentar daqui", "Produtos", "Páginas", "Operação"]
     produtos = page.split('<h2 id="produtos">')[1].split('<h2 id="p')[0]
     assert "OPTIONS" not in produtos and "/healthz" not in produtos
     assert "&#34;nome&#34;: &#34;Caneca de cerâmica azul 300 ml&#34;" in produtos
     assert re.search(r"<dt><code>preco</code> <span class=\"onde\">obrigatório</span>", produtos)
     assert "<code>application/problem+json</code>" in page and "swagger" not in page.lower()
+
+
+def test_the_docs_page_offers_to_try_every_json_operation_and_no_page_for_people(
+    client: TestClient,
+) -> None:
+    page = client.get("/docs").text
+    tried = re.findall(r'<form class="experimentar" data-method="(\w+)" data-path="([^"]+)"', page)
+    assert tried == [
+        ("GET", "/produtos"),
+        ("POST", "/produtos"),
+        ("GET", "/produtos/{id}"),
+        ("PUT", "/produtos/{id}"),
+        ("DELETE", "/produtos/{id}"),
+        ("GET", "/healthz"),
+        ("GET", "/readyz"),
+    ]
+    assert '<input id="obterProduto-id" name="id" data-in="path"' in page
+    assert '<input id="atualizarProduto-If-Match" name="If-Match" data-in="header"' in page
+    assert '<script src="/static/docs.js" defer></script>' in page
 
 
 def test_every_example_in_the_description_is_valid_for_its_operation(client: TestClient) -> None:

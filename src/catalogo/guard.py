@@ -55,6 +55,7 @@ _POLICY = {
     "style-src": "'self'",
     "img-src": "'self'",
     "script-src": "'self'",
+    "connect-src": "'self'",  # /docs' Experimentar (static/docs.js)
     "form-action": "'self'",
     "frame-ancestors": "'none'",
     "base-uri": "'none'",

@@ -17,17 +17,23 @@ from tests.processes import catalogo, start_serving, stop
 
 
 @pytest.fixture(scope="module")
-def staffed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`catalogo serve` on a catalog with an admin (maria) and a reader (ana)."""
+def database(tmp_path_factory: pytest.TempPathFactory) -> str:
     folder: Path = tmp_path_factory.mktemp("e2e-contas")
-    database = f"sqlite:///{folder / 'catalogo.db'}"
+    return f"sqlite:///{folder / 'catalogo.db'}"
+
+
+@pytest.fixture(scope="module")
+def staffed(database: str) -> Iterator[str]:
+    """`catalogo serve` on a catalog with an admin (maria) and a reader (ana)."""
     assert catalogo(database, "seed", "3").returncode == 0
     for nome, papel in (("maria", "admin"), ("ana", "leitor")):
         made = catalogo(
             database, "usuarios", "criar", nome, "--papel", papel, "--senha-stdin", input=SENHA
         )
         assert made.returncode == 0, made.stderr
-    base, process = start_serving(database, folder / "serve.log")
+    base, process = start_serving(
+        database, Path(database.removeprefix("sqlite:///")).with_suffix(".log")
+    )
     yield base
     stop(process)
 
@@ -124,3 +130,37 @@ def test_an_admin_sees_the_account_pages_makes_a_token_sees_it_once_and_revokes_
         headers={"authorization": f"Bearer {secret}", "accept": "application/json"},
     )
     assert answer.status == 401
+
+
+def test_the_docs_page_tries_an_operation_as_a_program_would_with_the_token_given(
+    page: Page, staffed: str, database: str, look: Look
+) -> None:
+    made = catalogo(database, "tokens", "criar", "--usuario", "maria", "--nome", unique("Docs"))
+    secret = re.search(r"cat_[A-Za-z0-9_-]{43}", made.stdout)
+    assert secret is not None, made.stdout
+    page.goto(f"{staffed}/entrar")
+    sign_in(page, "maria")  # the page's cookies do not count: the request is a program's
+    page.goto(f"{staffed}/docs")
+    creating = page.locator("#criarProduto").locator("xpath=..")
+    creating.locator("summary").click()
+    creating.get_by_role("button", name="Enviar").click()
+    expect(creating.get_by_role("status")).to_have_text("Resposta: 401 Unauthorized")
+    expect(creating.locator("pre.recebido")).to_contain_text(
+        'www-authenticate: Bearer realm="catalogo"'
+    )
+    look(page, "tried-without-a-token")
+    page.get_by_label("Token").fill(secret.group())
+    creating.get_by_role("button", name="Enviar").click()
+    expect(creating.get_by_role("status")).to_have_text("Resposta: 201 Created")
+    expect(creating.locator("pre.recebido")).to_contain_text(
+        '"nome": "Caneca de cerâmica azul 300 ml"'
+    )
+    expect(creating.locator("pre.pedido")).to_contain_text("Authorization: Bearer $CATALOGO_TOKEN")
+    expect(creating.locator("pre.pedido")).not_to_contain_text(secret.group())
+    location = creating.locator("pre.recebido").inner_text().split("location: ")[1].split("\n")[0]
+    reading = page.locator("#obterProduto").locator("xpath=..")
+    reading.locator("summary").click()
+    reading.get_by_label("id").fill(location.rpartition("/")[2])
+    reading.get_by_role("button", name="Enviar").click()
+    expect(reading.get_by_role("status")).to_have_text("Resposta: 200 OK")
+    look(page, "tried-with-a-token")

@@ -1,8 +1,9 @@
 """The /docs page, read off the OpenAPI document: the same words and examples an integrator's
-tools get from /openapi.json, laid out for a person, in pt-BR, with no script of its own.
+tools get from /openapi.json, laid out for a person, in pt-BR.
 
 Our own page rather than Swagger UI: its English labels, its random examples and its axe
-violations could not be fixed from outside, and it needed script and a wider CSP.
+violations could not be fixed from outside, and it needed inline script and a wider CSP. The
+page reads whole without script; static/docs.js adds "Experimentar" to each JSON operation.
 """
 
 import functools
@@ -22,8 +23,13 @@ _METHODS = ("get", "post", "put", "delete", "options")
 @dataclass(frozen=True)
 class Parameter:
     name: str
-    where: str
+    location: str  # OpenAPI's `in`: path, query or header
+    required: bool
     description: Markup
+
+    @property
+    def where(self) -> str:
+        return _WHERE[self.location]
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,8 @@ class Operation:
     response_example: str | None
     responses: list[tuple[str, Markup]]
     access: str  # who may call it, from its security requirements
+    sends_json: bool  # takes a JSON body (the "Experimentar" form offers one)
+    tryable: bool  # answers JSON (or nothing): a page for people is not tried from here
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,8 @@ def _operation(
         response_example=_json(returned.get("example")),
         responses=[(s, _text(r["description"])) for s, r in sorted(operation["responses"].items())],
         access=_access(operation.get("security", [])),
+        sends_json="schema" in body,
+        tryable=method != "options" and set(success.get("content", {})) != {"text/html"},
     )
 
 
@@ -113,11 +123,14 @@ def _access(security: list[dict[str, list[str]]]) -> str:
 
 def _params(raw: dict[str, Any]) -> list[Parameter]:
     """A parameter, or each property of an exploded object parameter (the list's cursors)."""
-    where = _WHERE[raw["in"]]
+    where, required = raw["in"], raw.get("required", False)
     properties = raw["schema"].get("properties")
     if raw["schema"].get("type") == "object" and properties:
-        return [Parameter(n, where, _text(s.get("description", ""))) for n, s in properties.items()]
-    return [Parameter(raw["name"], where, _text(raw.get("description", "")))]
+        return [
+            Parameter(n, where, False, _text(s.get("description", "")))
+            for n, s in properties.items()
+        ]
+    return [Parameter(raw["name"], where, required, _text(raw.get("description", "")))]
 
 
 def _fields(document: dict[str, Any], schema: dict[str, Any] | None) -> list[Field]:

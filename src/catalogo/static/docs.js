@@ -1,0 +1,77 @@
+// /docs only, and progressive enhancement: the page reads whole without it. "Experimentar"
+// sends an operation's request from this page as a program would (JSON, none of this page's
+// cookies, the token if one is given) and shows the answer, with the same request as curl.
+const panel = document.querySelector(".docs-autorizar");
+if (panel) {
+  panel.hidden = false;
+  for (const details of document.querySelectorAll("details.experimentar")) details.hidden = false;
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (form instanceof HTMLFormElement && form.classList.contains("experimentar")) {
+      event.preventDefault();
+      tryOperation(form);
+    }
+  });
+}
+
+async function tryOperation(form) {
+  const answer = form.nextElementSibling;
+  const [status, request, received] = answer.children;
+  const headers = { Accept: "application/json" };
+  const query = new URLSearchParams();
+  let path = form.dataset.path;
+  for (const input of form.querySelectorAll("input[data-in]")) {
+    if (input.value === "") continue;
+    if (input.dataset.in === "path") {
+      path = path.replace(`{${input.name}}`, encodeURIComponent(input.value));
+    } else if (input.dataset.in === "query") {
+      query.append(input.name, input.value);
+    } else {
+      headers[input.name] = input.value;
+    }
+  }
+  const token = document.getElementById("token").value.trim();
+  const init = { method: form.dataset.method, headers, credentials: "omit", redirect: "manual", cache: "no-store" };
+  const body = form.elements.namedItem("corpo");
+  if (body && body.value.trim() !== "") {
+    headers["Content-Type"] = "application/json";
+    init.body = body.value;
+  }
+  const url = new URL(path + (query.size ? `?${query}` : ""), location.href);
+  request.textContent = curl(init, url, token !== "");
+  request.hidden = false;
+  if (token) headers.Authorization = `Bearer ${token}`;
+  status.textContent = "Enviando…";
+  received.hidden = true;
+  try {
+    const response = await fetch(url, init);
+    const text = await response.text();
+    status.textContent = `Resposta: ${response.status} ${response.statusText}`;
+    const lines = [...response.headers].map(([name, value]) => `${name}: ${value}`);
+    received.textContent = lines.join("\n") + (text ? `\n\n${pretty(text, response)}` : "");
+    received.hidden = false;
+  } catch (error) {
+    // fetch refuses before sending: a header value outside Latin-1, a path it cannot parse
+    status.textContent = `Não foi enviado: ${error.message}`;
+  }
+}
+
+function pretty(text, response) {
+  if (!/json/.test(response.headers.get("Content-Type") || "")) return text;
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function curl(init, url, withToken) {
+  const quote = (text) => `'${text.replaceAll("'", "'\\''")}'`;
+  const parts = ["curl -i"];
+  if (init.method !== "GET") parts.push(`-X ${init.method}`);
+  for (const [name, value] of Object.entries(init.headers)) parts.push(`-H ${quote(`${name}: ${value}`)}`);
+  if (withToken) parts.push('-H "Authorization: Bearer $CATALOGO_TOKEN"');
+  if (init.body !== undefined) parts.push(`--data-raw ${quote(init.body)}`);
+  parts.push(quote(url.href));
+  return parts.join(" \\\n  ");
+}
