@@ -22,24 +22,20 @@ import enum
 import re
 import time
 import urllib.parse
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
 from starlette.requests import Request, cookie_parser
 from starlette.responses import Response
 
-from catalogo import accounts, errors
-from catalogo.accounts import Papel, Principal
+from catalogo import accounts, errors, identity
+from catalogo.accounts import Papel
+from catalogo.identity import Mode, here
 from catalogo.negotiation import prefers_json
 from catalogo.settings import Settings
 from catalogo.storage import Storage
 
-Mode = Literal["off", "writes", "all"]
 SESSION_COOKIE = "sessao"
 SECURE_SESSION_COOKIE = "__Host-sessao"  # the browser keeps it to this host, over HTTPS only
-_PRINCIPAL = "catalogo.principal"
-_MODE = "catalogo.auth_mode"
 USERS_RECHECK_S = 1.0  # while no user exists, look again at most this often
 # A path of this site, as a URL writes it: printable ASCII (anything else percent-encoded, as
 # `here` does), never a second slash or a backslash right after the first (another host).
@@ -66,19 +62,6 @@ def required(need: Need, mode: Mode) -> Papel | Literal["any"] | None:
     return "admin" if need is Need.ADMIN else None
 
 
-@dataclass(frozen=True)
-class Visitante:
-    """What a page shows of who is looking: their name and role, or the way to sign in, and
-    whether to offer the buttons that change the catalog. None in the templates: no one has
-    signed in and no one needs to (the spec's anonymous pages, as they always were)."""
-
-    nome: str | None
-    papel: Papel | None
-    pode_editar: bool
-    admin: bool
-    aqui: str  # this page, to come back to after signing in
-
-
 class Gate:
     """One per app: the mode now, and who a request's credentials name."""
 
@@ -102,8 +85,8 @@ class Gate:
         return "writes" if self._users_exist else "off"
 
     async def admit(self, request: Request, need: Need) -> Response | None:
-        """None when the request may go on (its principal noted for `principal()`), or the
-        refusal to send instead."""
+        """None when the request may go on (its principal noted for identity.principal), or
+        the refusal to send instead."""
         if need is Need.PUBLIC:
             return None
         bearer, session = self._credentials(request)
@@ -117,8 +100,7 @@ class Gate:
         elif session is not None and accounts.is_session_secret(session):
             principal = await self.storage.session_principal(accounts.digest(session), now)
         mode = await self.mode()
-        request.scope[_PRINCIPAL] = principal
-        request.scope[_MODE] = mode
+        identity.note(request, principal, mode)
         role = required(need, mode)
         if role is None:
             return None
@@ -165,60 +147,6 @@ class Gate:
     def _from_balancer(self, request: Request) -> bool:
         """The peer is one of CATALOGO_TRUSTED_PROXIES, whose X-Forwarded-* we believe."""
         return request.client is not None and request.client.host in self.settings.trusted_proxies
-
-
-def principal(request: Request) -> Principal | None:
-    found: Principal | None = request.scope.get(_PRINCIPAL)
-    return found
-
-
-def visitor(request: Request) -> Visitante | None:
-    """For the templates: see `Visitante`."""
-    who = principal(request)
-    mode: Mode = request.scope.get(_MODE, "off")
-    if who is None and mode == "off":
-        return None
-    if who is None:
-        return Visitante(None, None, False, False, here(request))
-    editor = mode == "off" or accounts.pode(who.papel, "editor")
-    return Visitante(who.nome, who.papel, editor, who.papel == "admin", here(request))
-
-
-def here(request: Request, with_query: bool = True) -> str:
-    """This request's path and query, percent-encoded: a local path `local_path` accepts."""
-    path = urllib.parse.quote(request.scope["path"], safe="/:@!$&'()*+,;=~")
-    query = request.scope["query_string"].decode("latin-1") if with_query else ""
-    return f"{path}?{query}" if query else path
-
-
-def personal(request: Request, response: Response) -> None:
-    """A page that depends on who asks is never kept for someone else: `Cache-Control:
-    private` once anyone is signed in, and `Vary: Cookie` wherever signing in changes it.
-    Written on the raw headers: this runs on every signed-in request."""
-    who = principal(request)
-    if who is None and request.scope.get(_MODE, "off") == "off":
-        return
-    raw = response.raw_headers
-    if who is not None:
-        _amend(
-            raw,
-            b"cache-control",
-            lambda v: v if b"no-store" in v or b"private" in v else b"private, " + v,
-            b"private",
-        )
-    if response.media_type == "text/html":
-        _amend(raw, b"vary", lambda v: v if b"cookie" in v.lower() else v + b", Cookie", b"Cookie")
-
-
-def _amend(
-    raw: list[tuple[bytes, bytes]], name: bytes, change: Callable[[bytes], bytes], new: bytes
-) -> None:
-    """Changes the header `name` in place, or adds it with the value `new`."""
-    for i, (found, value) in enumerate(raw):
-        if found == name:
-            raw[i] = (name, change(value))
-            return
-    raw.append((name, new))
 
 
 def session_cookie(https: bool) -> str:

@@ -62,7 +62,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import logs, pages
+from catalogo import identity, logs, pages
 from catalogo.accesslog import request_id
 from catalogo.negotiation import PROBLEM, prefers_json
 from catalogo.storage import StorageUnavailable
@@ -333,15 +333,24 @@ def error_response(request: Request, error: HTTPException) -> Response:
     detail = detail_of(request, error)
     id = request_id(request)
     if prefers_json(request):
-        return problem(status, detail, headers, instance=request.url.path, request_id=id)
-    if isinstance(error, TitledError):
-        title = error.title
+        answer = problem(status, detail, headers, instance=request.url.path, request_id=id)
     else:
-        title = TITLES.get(status, HTTPStatus(status).phrase)
-    detail = _PAGE_DETAILS.get(status, detail)
-    return pages.load().render(
-        "erro.html", status, headers, titulo=title, detalhe=detail, status=status, request_id=id
-    )
+        if isinstance(error, TitledError):
+            title = error.title
+        else:
+            title = TITLES.get(status, HTTPStatus(status).phrase)
+        answer = pages.load().render(
+            "erro.html",
+            status,
+            headers,
+            titulo=title,
+            detalhe=_PAGE_DETAILS.get(status, detail),
+            status=status,
+            request_id=id,
+            quem=identity.visitor(request),  # known once access.Gate has looked
+        )
+    identity.personal(request, answer)
+    return answer
 
 
 async def http_error(request: Request, error: Exception) -> Response:

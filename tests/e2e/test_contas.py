@@ -94,6 +94,10 @@ def test_a_reader_sees_every_page_and_no_button_that_would_be_refused(
     expect(page.get_by_label("Nome")).to_have_attribute("readonly", "")
     expect(page.get_by_role("button", name="Salvar")).to_have_count(0)
     look(page, "reader-product")
+    page.goto(f"{staffed}/produtos/999")
+    expect(page.get_by_role("heading", name="Produto não encontrado")).to_be_visible()
+    expect(page.get_by_role("link", name="ana (leitor)")).to_be_visible()
+    look(page, "reader-not-found")
 
 
 def test_an_admin_sees_the_account_pages_makes_a_token_sees_it_once_and_revokes_it(

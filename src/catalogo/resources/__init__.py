@@ -20,8 +20,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import errors
-from catalogo.access import Gate, Need, personal
+from catalogo.access import Gate, Need
 from catalogo.accounts import Passwords
+from catalogo.identity import personal
 from catalogo.negotiation import HTML, JSON, preferred
 from catalogo.settings import Settings
 from catalogo.storage import Storage

@@ -16,9 +16,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import accounts, errors, pages
-from catalogo.access import Need, local_path, principal, session_cookie, visitor
+from catalogo.access import Need, local_path, session_cookie
 from catalogo.accounts import Busy, ContaInvalida, Principal, Throttled
 from catalogo.bodies import read_form
+from catalogo.identity import principal, visitor
 from catalogo.negotiation import HTML
 from catalogo.resources import VARY, Resource, Services, negotiate, services
 from catalogo.storage import UnknownUser, UserExists

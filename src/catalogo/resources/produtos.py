@@ -20,9 +20,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import conditional, errors, idempotency, pages
-from catalogo.access import Need, Visitante, principal, visitor
+from catalogo.access import Need
 from catalogo.accesslog import request_id
 from catalogo.bodies import read_form, read_json
+from catalogo.identity import Visitante, principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import (

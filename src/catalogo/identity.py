@@ -1,0 +1,92 @@
+"""Who is asking, as far as a response needs to know it: noted once by access.Gate, read by
+the handlers, the pages' header, the error pages and the cache headers.
+
+Apart from access.py so that errors.py can read it: access raises errors' refusals.
+"""
+
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from catalogo import accounts
+from catalogo.accounts import Papel, Principal
+
+Mode = Literal["off", "writes", "all"]
+_PRINCIPAL = "catalogo.principal"
+_MODE = "catalogo.auth_mode"
+
+
+@dataclass(frozen=True)
+class Visitante:
+    """What a page shows of who is looking: their name and role, or the way to sign in, and
+    whether to offer the buttons that change the catalog. None in the templates: no one has
+    signed in and no one needs to (the spec's anonymous pages, as they always were)."""
+
+    nome: str | None
+    papel: Papel | None
+    pode_editar: bool
+    admin: bool
+    aqui: str  # this page, to come back to after signing in
+
+
+def note(request: Request, who: Principal | None, mode: Mode) -> None:
+    request.scope[_PRINCIPAL] = who
+    request.scope[_MODE] = mode
+
+
+def principal(request: Request) -> Principal | None:
+    found: Principal | None = request.scope.get(_PRINCIPAL)
+    return found
+
+
+def visitor(request: Request) -> Visitante | None:
+    """For the templates: see `Visitante`."""
+    who = principal(request)
+    mode: Mode = request.scope.get(_MODE, "off")
+    if who is None and mode == "off":
+        return None
+    if who is None:
+        return Visitante(None, None, False, False, here(request))
+    editor = mode == "off" or accounts.pode(who.papel, "editor")
+    return Visitante(who.nome, who.papel, editor, who.papel == "admin", here(request))
+
+
+def here(request: Request, with_query: bool = True) -> str:
+    """This request's path and query, percent-encoded: a local path access.local_path accepts."""
+    path = urllib.parse.quote(request.scope["path"], safe="/:@!$&'()*+,;=~")
+    query = request.scope["query_string"].decode("latin-1") if with_query else ""
+    return f"{path}?{query}" if query else path
+
+
+def personal(request: Request, response: Response) -> None:
+    """A page that depends on who asks is never kept for someone else: `Cache-Control:
+    private` once anyone is signed in, and `Vary: Cookie` wherever signing in changes it.
+    Written on the raw headers: this runs on every signed-in request."""
+    who = principal(request)
+    if who is None and request.scope.get(_MODE, "off") == "off":
+        return
+    raw = response.raw_headers
+    if who is not None:
+        _amend(
+            raw,
+            b"cache-control",
+            lambda v: v if b"no-store" in v or b"private" in v else b"private, " + v,
+            b"private",
+        )
+    if response.media_type == "text/html":
+        _amend(raw, b"vary", lambda v: v if b"cookie" in v.lower() else v + b", Cookie", b"Cookie")
+
+
+def _amend(
+    raw: list[tuple[bytes, bytes]], name: bytes, change: Callable[[bytes], bytes], new: bytes
+) -> None:
+    """Changes the header `name` in place, or adds it with the value `new`."""
+    for i, (found, value) in enumerate(raw):
+        if found == name:
+            raw[i] = (name, change(value))
+            return
+    raw.append((name, new))
