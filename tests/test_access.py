@@ -173,6 +173,23 @@ class TestSessions:
         assert first != second
         assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
 
+    def test_the_session_cookie_is_found_among_others_and_only_under_its_own_name(
+        self, client: TestClient, database: str
+    ) -> None:
+        add_user(database, "maria", "editor")
+        secret = sign_in(client).cookies["sessao"]
+        client.cookies.clear()
+        for cookie, signed_in in (
+            (f"tema=escuro; sessao={secret}; idioma=pt", True),
+            (f"sessao={secret};outro=1", True),
+            (f"sessao=velha; sessao={secret}", True),  # the last, as a parser keeps it
+            (f"xsessao={secret}", False),
+            (f"__Host-sessao={secret}", False),  # that name is for HTTPS only
+            (f"tema=sessao={secret}", False),
+        ):
+            page = client.get("/produtos", headers={"cookie": cookie})
+            assert ("maria <span" in page.text) is signed_in, cookie
+
     def test_an_expired_session_or_a_deactivated_user_signs_no_one_in(
         self, client: TestClient, database: str, db: Database
     ) -> None:

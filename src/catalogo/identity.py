@@ -30,7 +30,7 @@ class Visitante:
     papel: Papel | None
     pode_editar: bool
     admin: bool
-    aqui: str  # this page, to come back to after signing in
+    aqui: str  # this page, to come back to after signing in ("" once signed in: not needed)
 
 
 def note(request: Request, who: Principal | None, mode: Mode) -> None:
@@ -52,7 +52,7 @@ def visitor(request: Request) -> Visitante | None:
     if who is None:
         return Visitante(None, None, False, False, here(request))
     editor = mode == "off" or accounts.pode(who.papel, "editor")
-    return Visitante(who.nome, who.papel, editor, who.papel == "admin", here(request))
+    return Visitante(who.nome, who.papel, editor, who.papel == "admin", "")
 
 
 def here(request: Request, with_query: bool = True) -> str:
