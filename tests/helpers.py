@@ -119,20 +119,36 @@ class Stored(NamedTuple):
 
 
 def stored(db: Database, id: int) -> Stored | None:
-    """What the database holds for product `id`, or None if it holds nothing."""
+    """What the database holds for live product `id`, or None: none, or removed."""
     row = db.execute(
-        f"SELECT nome, descricao, {db.centavos}, versao FROM produtos WHERE id = ?", (id,)
+        f"SELECT nome, descricao, {db.centavos}, versao FROM produtos "
+        "WHERE id = ? AND removido_em IS NULL",
+        (id,),
+    ).fetchone()
+    return None if row is None else Stored(*row)
+
+
+def removed(db: Database, id: int) -> Stored | None:
+    """What the database keeps of removed product `id`, or None if it is not removed."""
+    row = db.execute(
+        f"SELECT nome, descricao, {db.centavos}, versao FROM produtos "
+        "WHERE id = ? AND removido_em IS NOT NULL",
+        (id,),
     ).fetchone()
     return None if row is None else Stored(*row)
 
 
 def stored_names(db: Database) -> list[str]:
-    """The names of every stored product, oldest first."""
-    return [row[0] for row in db.execute("SELECT nome FROM produtos ORDER BY id")]
+    """The names of every live product, oldest first."""
+    return [
+        row[0]
+        for row in db.execute("SELECT nome FROM produtos WHERE removido_em IS NULL ORDER BY id")
+    ]
 
 
 def count_products(db: Database) -> int:
-    return int(db.execute("SELECT count(*) FROM produtos").fetchone()[0])
+    """Live products: removed ones are kept, but out of the catalog."""
+    return int(db.execute("SELECT count(*) FROM produtos WHERE removido_em IS NULL").fetchone()[0])
 
 
 def all_at_once(

@@ -21,6 +21,7 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
     db = Database(empty_database)
     assert db.tables() == [
         "alembic_version",
+        "eventos",
         "idempotency_keys",
         "login_attempts",
         "produtos",
@@ -28,7 +29,7 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
         "tokens",
         "usuarios",
     ]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0005",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0006",)]
     db.close()
 
 
@@ -98,7 +99,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0005",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0006",)]
     db.close()
 
 

@@ -250,6 +250,7 @@ def test_the_docs_page_offers_to_try_every_json_operation_and_no_page_for_people
     assert tried == [
         ("GET", "/produtos"),
         ("POST", "/produtos"),
+        ("POST", "/produtos/{id}/restauracao"),
         ("GET", "/produtos/{id}"),
         ("PUT", "/produtos/{id}"),
         ("DELETE", "/produtos/{id}"),

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from catalogo.historia import CLI
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
 from catalogo.storage import (
@@ -39,9 +40,11 @@ def run(database: str, test: Callable[[Storage], Awaitable[None]]) -> None:
 
 def test_of_twenty_writers_naming_one_version_exactly_one_wins(database: str) -> None:
     async def test(storage: Storage) -> None:
-        criado = await storage.create(produto("original"))
+        criado = await storage.create(produto("original"), CLI)
         assert criado.id is not None and criado.versao is not None
-        writes = [storage.update(criado.id, produto(f"w{n}"), {criado.versao}) for n in range(20)]
+        writes = [
+            storage.update(criado.id, produto(f"w{n}"), {criado.versao}, CLI) for n in range(20)
+        ]
         results = await asyncio.gather(*writes, return_exceptions=True)
         winners = [r for r in results if isinstance(r, Produto)]
         assert len(winners) == 1 and winners[0].versao == 2
@@ -78,7 +81,7 @@ def test_a_claim_taken_over_meanwhile_stores_nothing(database: str, db: Database
         assert claim.state == "claimed" and claim.claimed_at is not None
         db.execute("UPDATE idempotency_keys SET created_at = created_at + 1")  # someone else's now
         with pytest.raises(KeyTaken):
-            await storage.create_once(produto("x"), "k", claim.claimed_at)
+            await storage.create_once(produto("x"), "k", claim.claimed_at, CLI)
 
     run(database, test)
     assert db.execute("SELECT count(*) FROM produtos").fetchone() == (0,)
@@ -88,7 +91,7 @@ def test_a_key_remembers_the_product_its_first_request_created(database: str) ->
     async def test(storage: Storage) -> None:
         claim = await storage.claim_key("k", "f")
         assert claim.claimed_at is not None
-        created = await storage.create_once(produto("x"), "k", claim.claimed_at)
+        created = await storage.create_once(produto("x"), "k", claim.claimed_at, CLI)
         assert await storage.claim_key("k", "f") == KeyClaim("created", created=created.id)
         assert await storage.claim_key("k", "other") == KeyClaim("other_request")
 
@@ -97,7 +100,7 @@ def test_a_key_remembers_the_product_its_first_request_created(database: str) ->
 
 def test_pages_walk_the_whole_catalog_newest_first(database: str) -> None:
     async def test(storage: Storage) -> None:
-        await storage.create_many(produto(f"p{n}") for n in range(10))
+        await storage.create_many((produto(f"p{n}") for n in range(10)), CLI)
         seen: list[int] = []
         cursor: Cursor | None = Cursor(4)
         while cursor is not None:

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from catalogo.historia import CLI
 from catalogo.settings import Settings
 from catalogo.storage import StorageUnavailable
 from catalogo.storage.sqlite import SQLiteStorage
@@ -32,7 +33,7 @@ def run(settings: Settings, test: Callable[[SQLiteStorage], Awaitable[None]]) ->
 
 def test_writes_committed_together_each_get_their_own_id(settings: Settings, db: Database) -> None:
     async def test(storage: SQLiteStorage) -> None:
-        criados = await asyncio.gather(*(storage.create(produto(f"p{n}")) for n in range(300)))
+        criados = await asyncio.gather(*(storage.create(produto(f"p{n}"), CLI) for n in range(300)))
         assert sorted(p.id for p in criados if p.id) == list(range(1, 301))
 
     run(settings, test)
@@ -50,9 +51,9 @@ def test_one_failing_write_does_not_undo_the_others_in_its_batch(
             lambda c: c.execute("INSERT INTO produtos (nome, preco_centavos) VALUES ('', 0)")
         )
         results = await asyncio.gather(
-            storage.create(produto("antes")),
+            storage.create(produto("antes"), CLI),
             bad,
-            storage.create(produto("depois")),
+            storage.create(produto("depois"), CLI),
             return_exceptions=True,
         )
         assert isinstance(results[1], sqlite3.IntegrityError)
@@ -81,14 +82,14 @@ def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(
 
         held = storage._writer.submit(hold)
         await asyncio.to_thread(inside.wait, 5)  # the writer is in a batch of its own
-        both = asyncio.gather(storage._writer.submit(damaged), storage.create(produto("x")))
+        both = asyncio.gather(storage._writer.submit(damaged), storage.create(produto("x"), CLI))
         while storage._writer._jobs.qsize() < 2:  # a bounded poll: create queues at its turn
             await asyncio.sleep(0.001)
         gate.set()
         await held
         with pytest.raises(StorageUnavailable, match="malformed"):
             await both
-        assert (await storage.create(produto("depois"))).nome == "depois"
+        assert (await storage.create(produto("depois"), CLI)).nome == "depois"
 
     run(settings, test)
     assert [r[0] for r in db.execute("SELECT nome FROM produtos")] == ["depois"]

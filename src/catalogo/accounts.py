@@ -82,6 +82,7 @@ class Principal(NamedTuple):
     papel: Papel
     session_id: int | None = None
     token_id: int | None = None
+    token: str | None = None  # the token's label, which history records
 
     @property
     def scope(self) -> str:

@@ -35,6 +35,7 @@ from catalogo.resources.contas import (
     UsuarioResource,
     UsuariosResource,
 )
+from catalogo.resources.historia import RestauracaoResource
 from catalogo.resources.ops import (
     DocsResource,
     HealthResource,
@@ -124,6 +125,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         routes=[
             Route("/produtos/{id:produto_id}", ProdutoResource),
             Route("/produtos/{id:produto_id}/remocao", RemocaoResource),
+            Route("/produtos/{id:produto_id}/restauracao", RestauracaoResource),
             Route("/produtos", ProdutosResource),
             Route("/produtos/novo", NovoProdutoResource),
             Route("/entrar", EntrarResource),

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from catalogo import accounts, migrations, produtos
+from catalogo import accounts, historia, migrations, produtos
 from catalogo.accounts import ContaInvalida, Passwords
 from catalogo.settings import Settings, SettingsError
 from catalogo.storage import Storage, StorageUnavailable, UnknownUser, UserExists, open_storage
@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> None:
             _serve(settings, args.host, args.port, args.workers)
         elif args.command == "seed":
             added = _with(
-                settings, lambda storage: storage.create_many(produtos.exemplos(args.count))
+                settings,
+                lambda storage: storage.create_many(produtos.exemplos(args.count), historia.CLI),
             )
             print(f"catalogo: added {added} products")
         elif args.command == "usuarios":

@@ -65,7 +65,8 @@ from starlette.responses import Response
 from catalogo import identity, logs, pages
 from catalogo.accesslog import request_id
 from catalogo.negotiation import PROBLEM, prefers_json
-from catalogo.storage import StorageUnavailable
+from catalogo.produtos import quando
+from catalogo.storage import Removal, StorageUnavailable
 
 log = logging.getLogger("catalogo")
 Handler = Callable[[Request, Exception], Coroutine[Any, Any, Response]]
@@ -133,6 +134,7 @@ TWO_IDEMPOTENCY_KEYS = "Envie uma só Idempotency-Key."
 BAD_IDEMPOTENCY_KEY = "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
 INVALID_FIELDS = "Corrija os campos indicados."
 EDIT_CONFLICT = "Outra pessoa salvou este produto depois da versão em que você se baseou."
+NOT_REMOVED = "O produto não está removido: não há o que restaurar."
 
 
 def bad_request(message: str, *sent: object) -> HTTPException:
@@ -217,6 +219,22 @@ def product_not_found(id: int) -> HTTPException:
         f"Não há produto com o número {id}. Ele pode ter sido removido.",
         "Produto não encontrado",
     )
+
+
+def product_removed(id: int, removal: Removal) -> HTTPException:
+    por = f" por {removal.quem}" if removal.quem else ""
+    return TitledError(
+        404,
+        f"O produto {id} foi removido em {quando(removal.em)}{por}. Quem pode editar o "
+        "catálogo pode restaurá-lo na lixeira.",
+        "Produto removido",
+    )
+
+
+def not_removed(nome: str) -> HTTPException:
+    return TitledError(
+        409, f"O produto «{nome}» não está removido: ele já está no catálogo.", "Nada a restaurar"
+    )  # for people; programs get NOT_REMOVED with the product as it is
 
 
 def not_acceptable(offered: Collection[str]) -> HTTPException:

@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from catalogo import errors
 from catalogo.accounts import Principal
+from catalogo.historia import Autoria
 from catalogo.produtos import Produto
 from catalogo.storage import KeyTaken, Storage, StorageUnavailable
 
@@ -50,13 +51,21 @@ async def create_once(
     key: str,
     media: str,
     produto: Produto,
+    autoria: Autoria,
     answer: Callable[[Produto], Response],
 ) -> Response:
     """Creates `produto` once per key and answers with `answer`, for the first request and
     every retry alike (retries also say `Idempotent-Replayed: true`)."""
     claim = await storage.claim_key(key, fingerprint(media, produto))
     if claim.state == "created" and claim.created is not None:
-        replay = answer(produto.model_copy(update={"id": claim.created, "versao": 1}))
+        # The first answer again: the product as created, at version 1, whatever came after.
+        first = await storage.version(claim.created, 1)
+        at = None if first is None else first.em
+        replay = answer(
+            produto.model_copy(
+                update={"id": claim.created, "versao": 1, "criado_em": at, "atualizado_em": at}
+            )
+        )
         replay.headers["Idempotent-Replayed"] = "true"
         return replay
     if claim.state == "other_request":
@@ -64,7 +73,7 @@ async def create_once(
     if claim.state != "claimed" or claim.claimed_at is None:
         raise errors.idempotency_key_in_progress()
     try:
-        created = await storage.create_once(produto, key, claim.claimed_at)
+        created = await storage.create_once(produto, key, claim.claimed_at, autoria)
     except KeyTaken:
         raise errors.idempotency_key_in_progress() from None
     except Exception:

@@ -13,7 +13,6 @@ the page with its parts pasted in.
 import functools
 import hashlib
 import re
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import escape
 from starlette.responses import HTMLResponse
 
-from catalogo.produtos import ATRIBUTOS_HTML, formatar_preco
+from catalogo.produtos import ATRIBUTOS_HTML, formatar_preco, quando
 
 _INCLUDE = re.compile(r'{%-? *include +"([^"]+)" *-?%}')
 
@@ -63,7 +62,7 @@ class Pages:
             lstrip_blocks=True,
         )
         self.env.filters["reais"] = formatar_preco
-        self.env.filters["quando"] = _quando
+        self.env.filters["quando"] = quando
         # Every render copies each global into its context: keep only the one pages use.
         self.env.globals.clear()
         self.env.globals["atributos"] = ATRIBUTOS_HTML
@@ -88,11 +87,6 @@ class Pages:
         **context: Any,
     ) -> HTMLResponse:
         return HTMLResponse(self.templates[template].render(context), status_code, headers)
-
-
-def _quando(moment: float) -> str:
-    """A moment as a clerk reads it: the day and the minute, in the server's time zone."""
-    return time.strftime("%d/%m/%Y %H:%M", time.localtime(moment))
 
 
 @functools.cache  # the templates ship in the package: compiled once per process, not per app

@@ -8,8 +8,10 @@ ours because `Decimal()` and locale libraries accept `NaN`, exponents and non-AS
 guess at `1.234`; we refuse what is ambiguous instead (docs/behaviour.md).
 """
 
+import datetime
 import hashlib
 import re
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Annotated, Any
@@ -200,12 +202,15 @@ _PRECO_NA_SAIDA = {"type": "string", "pattern": _PRECO_CANONICO, "examples": ["1
 
 
 class Produto(BaseModel):
-    """A product. `id` and `versao` are never read from input: the database gives them."""
+    """A product. `id`, `versao` and the times are never read from input: storage gives them
+    (the times in seconds since the epoch)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     id: Annotated[int | None, Field(exclude=True)] = None
     versao: Annotated[int | None, Field(exclude=True)] = None
+    criado_em: Annotated[float | None, Field(exclude=True)] = None
+    atualizado_em: Annotated[float | None, Field(exclude=True)] = None
     nome: Annotated[
         str,
         Field(min_length=1, max_length=_NOME_MAXIMO, json_schema_extra=_NOME),
@@ -227,14 +232,28 @@ class Produto(BaseModel):
 
 
 def representacao(produto: Produto) -> dict[str, Any]:
-    """The product as JSON clients see it: the price as an exact decimal string."""
+    """The product as JSON clients see it: the price as an exact decimal string, the times in
+    ISO 8601 (UTC)."""
     return {
         "id": produto.id,
         "nome": produto.nome,
         "descricao": produto.descricao,
         "preco": str(produto.preco),
         "versao": produto.versao,
+        "criado_em": None if produto.criado_em is None else momento(produto.criado_em),
+        "atualizado_em": None if produto.atualizado_em is None else momento(produto.atualizado_em),
     }
+
+
+def quando(em: float) -> str:
+    """A moment as a clerk reads it: the day and the minute, in the server's time zone."""
+    return time.strftime("%d/%m/%Y %H:%M", time.localtime(em))
+
+
+def momento(em: float) -> str:
+    """A moment as JSON gives it: ISO 8601 in UTC, to the millisecond."""
+    when = datetime.datetime.fromtimestamp(em, datetime.UTC)
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 CAMPOS = ("nome", "descricao", "preco")

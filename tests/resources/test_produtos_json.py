@@ -1,5 +1,7 @@
 """The product's URIs in JSON: representations, writes, and their answers."""
 
+import re
+
 import pytest
 from starlette.testclient import TestClient
 
@@ -29,7 +31,10 @@ class TestRepresentations:
             "descricao": "Azul\nGrande",
             "preco": "29.90",
             "versao": 1,
+            "criado_em": created["criado_em"],
+            "atualizado_em": created["criado_em"],
         }
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", str(created["criado_em"]))
         assert response.headers["etag"] == '"1-json"'
 
     def test_the_list_has_the_products_and_the_paging_links(self, client: TestClient) -> None:

@@ -218,6 +218,47 @@ def _operations() -> dict[str, Any]:
                 },
                 "options": parts.ITEM_OPTIONS,
             },
+            "/produtos/{id}/restauracao": {
+                "parameters": [parts.ID_PARAM],
+                "post": {
+                    "operationId": "restaurarProduto",
+                    "tags": ["Produtos"],
+                    "summary": "Traz de volta um produto removido",
+                    "description": "Com o mesmo número e uma nova versão. Um navegador volta "
+                    "à página da lista de onde veio (`lista`), com um aviso.",
+                    "requestBody": {
+                        "required": False,
+                        "content": {
+                            "application/x-www-form-urlencoded": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "lista": parts.form(True)["properties"]["lista"],
+                                    },
+                                }
+                            },
+                        },
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "Restaurado.",
+                            "content": {"application/json": parts.PRODUTO_JSON},
+                        },
+                        "303": parts.REDIRECT,
+                        "400": parts.problem("`lista` malformada."),
+                        "403": parts.WRITE_ERRORS["403"],
+                        "404": parts.problem("Não há produto com este número."),
+                        "406": parts.WRITE_ERRORS["406"],
+                        "409": parts.problem(
+                            "O produto não está removido; `current` é como ele está.",
+                            "ConflictProblem",
+                        ),
+                        "413": parts.WRITE_ERRORS["413"],
+                        "503": parts.WRITE_ERRORS["503"],
+                    },
+                },
+                "options": parts.ITEM_OPTIONS,
+            },
             "/produtos/{id}": {
                 "parameters": [parts.ID_PARAM],
                 "get": {

@@ -139,7 +139,18 @@ _EXAMPLE = {
     "descricao": "Vai ao micro-ondas e à lava-louças.",
     "preco": "39.90",
 }
-STORED_EXAMPLE = {"id": 120, **_EXAMPLE, "versao": 3}
+STORED_EXAMPLE = {
+    "id": 120,
+    **_EXAMPLE,
+    "versao": 3,
+    "criado_em": "2026-11-20T14:03:12.345Z",
+    "atualizado_em": "2026-11-23T09:41:07.112Z",
+}
+MOMENT = {
+    "type": "string",
+    "format": "date-time",
+    "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$",
+}
 TAGS = [
     {"name": "Produtos", "description": "O recurso do catálogo, em JSON ou em formulário."},
     {"name": "Páginas", "description": "Formulários e confirmações para pessoas (HTML)."},
@@ -171,8 +182,18 @@ def schemas() -> dict[str, Any]:
     saida = Produto.model_json_schema(mode="serialization")["properties"]
     produto = {
         "type": "object",
-        "properties": {"id": ID, **saida, "versao": VERSION},
-        "required": ["id", "nome", "descricao", "preco", "versao"],
+        "properties": {
+            "id": ID,
+            **saida,
+            "versao": VERSION,
+            "criado_em": {**MOMENT, "description": "Quando foi criado (UTC)."},
+            "atualizado_em": {
+                **MOMENT,
+                "description": "Quando ganhou a versão atual (UTC): edição, remoção ou "
+                "restauração.",
+            },
+        },
+        "required": ["id", "nome", "descricao", "preco", "versao", "criado_em", "atualizado_em"],
     }
     entrada = {"type": "object", "properties": _FIELDS, "required": ["nome", "preco"]}
     problem = {

@@ -21,9 +21,11 @@ from starlette.responses import Response
 
 from catalogo import errors
 from catalogo.access import Gate, Need
+from catalogo.accesslog import request_id
 from catalogo.accounts import Passwords
 from catalogo.identity import personal
 from catalogo.negotiation import HTML, JSON, preferred
+from catalogo.produtos import Produto, representacao
 from catalogo.settings import Settings
 from catalogo.storage import Storage
 
@@ -85,6 +87,18 @@ def negotiate(request: Request, offered: Sequence[str] = (HTML, JSON)) -> str:
     if media is None:
         raise errors.not_acceptable(offered)
     return media
+
+
+def conflict(request: Request, detail: str, current: Produto) -> Response:
+    """409 for a program: what went wrong, and the product as it is now (`current`)."""
+    return errors.problem(
+        409,
+        detail,
+        VARY,
+        instance=request.url.path,
+        request_id=request_id(request),
+        current=representacao(current),
+    )
 
 
 def json_response(

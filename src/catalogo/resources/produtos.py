@@ -19,10 +19,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import conditional, errors, idempotency, pages
+from catalogo import conditional, errors, historia, idempotency, pages
 from catalogo.access import Need
 from catalogo.accesslog import request_id
 from catalogo.bodies import read_form, read_json
+from catalogo.historia import Autoria
 from catalogo.identity import Visitante, principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.negotiation import HTML, JSON, body_is_json
@@ -39,7 +40,14 @@ from catalogo.produtos import (
     representacao,
     validar,
 )
-from catalogo.resources import VARY, Resource, json_response, negotiate, services
+from catalogo.resources import (
+    VARY,
+    Resource,
+    conflict,
+    json_response,
+    negotiate,
+    services,
+)
 from catalogo.storage import Cursor, NotFound, VersionConflict
 
 NOTICE_COOKIE = "aviso"
@@ -47,6 +55,7 @@ _NOTICES = {
     "adicionado": "Produto «{}» adicionado.",
     "atualizado": "Produto «{}» atualizado.",
     "removido": "Produto «{}» removido.",
+    "restaurado": "Produto «{}» restaurado.",
 }
 _EMPTY = dict.fromkeys(CAMPOS, "")
 # Pages that exist only to change the catalog: a person who may not is sent to sign in first,
@@ -119,15 +128,16 @@ class ProdutosResource(Resource):
         def answer(created: Produto) -> Response:
             if media == HTML:
                 # The first page of the list, where the new product shows up.
-                return _to_the_list(request, "adicionado", created, Listing())
-            headers = {"Location": f"/produtos/{created.id}", **_etag(created, JSON), **VARY}
+                return to_the_list(request, "adicionado", created, Listing())
+            headers = {"Location": f"/produtos/{created.id}", **etag(created, JSON), **VARY}
             return json_response(representacao(created), 201, headers)
 
         storage = services(request).storage
         key = idempotency.key_of(request, principal(request))
+        autoria = _autoria(request, media)
         if key is None:
-            return answer(await storage.create(produto))
-        return await idempotency.create_once(storage, key, media, produto, answer)
+            return answer(await storage.create(produto, autoria))
+        return await idempotency.create_once(storage, key, media, produto, autoria, answer)
 
 
 class NovoProdutoResource(Resource):
@@ -149,8 +159,8 @@ class ProdutoResource(Resource):
         produto = await services(request).storage.get(id)
         conditional.check(request, produto)
         if produto is None:
-            raise _not_found(request, id)
-        headers = {**_etag(produto, media), "Cache-Control": "no-cache", **VARY}
+            raise await _not_found(request, id)
+        headers = {**etag(produto, media), "Cache-Control": "no-cache", **VARY}
         if conditional.not_modified(request, headers["ETag"]):
             return Response(status_code=304, headers=headers)
         if media == JSON:
@@ -179,13 +189,16 @@ class ProdutoResource(Resource):
             return _edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
         try:
             updated = await storage.update(
-                id, produto, conditional.expected_versions(request, submitted.based_on)
+                id,
+                produto,
+                conditional.expected_versions(request, submitted.based_on),
+                _autoria(request, media),
             )
         except (NotFound, VersionConflict) as failure:
-            return _failed_write(request, media, failure, submitted, produto)
+            return await _failed_write(request, media, failure, submitted, produto)
         if media == HTML:
-            return _to_the_list(request, "atualizado", updated, submitted.listing)
-        return json_response(representacao(updated), headers={**_etag(updated, JSON), **VARY})
+            return to_the_list(request, "atualizado", updated, submitted.listing)
+        return json_response(representacao(updated), headers={**etag(updated, JSON), **VARY})
 
     async def delete(self, request: Request) -> Response:
         media = negotiate(request)
@@ -196,11 +209,11 @@ class ProdutoResource(Resource):
         submitted = await _removal(request)
         expected = conditional.expected_versions(request, submitted.based_on)
         try:
-            removed = await storage.delete(id, expected)
+            removed = await storage.delete(id, expected, _autoria(request, media))
         except (NotFound, VersionConflict) as failure:
-            return _failed_write(request, media, failure, submitted, None)
+            return await _failed_write(request, media, failure, submitted, None)
         if media == HTML:
-            return _to_the_list(request, "removido", removed, submitted.listing)
+            return to_the_list(request, "removido", removed, submitted.listing)
         return Response(status_code=204, headers=VARY)
 
 
@@ -229,7 +242,7 @@ class RemocaoResource(Resource):
         )
 
 
-def _failed_write(
+async def _failed_write(
     request: Request,
     media: str,
     failure: NotFound | VersionConflict,
@@ -240,20 +253,13 @@ def _failed_write(
     past If-Match is 412, and past the body's `versao` it is the 409 that shows what is saved
     now. `typed` is the product the person sent, for an update; None for a removal."""
     if isinstance(failure, NotFound):
-        raise _not_found(request, request.path_params["id"])
+        raise await _not_found(request, request.path_params["id"])
     current = failure.current
     accepted = conditional.accepted_versions(request)
     if accepted is not None and current.versao not in accepted:
         raise errors.precondition_failed()
     if media == JSON:
-        return errors.problem(
-            409,
-            errors.EDIT_CONFLICT,
-            VARY,
-            instance=request.url.path,
-            request_id=request_id(request),
-            current=representacao(current),
-        )
+        return conflict(request, errors.EDIT_CONFLICT, current)
     who = visitor(request)
     if typed is None:
         values = _values(current)
@@ -334,11 +340,11 @@ def _version(value: Any) -> int | None:
     raise errors.bad_request(errors.BAD_VERSION)
 
 
-def _etag(produto: Produto, media: str) -> dict[str, str]:
+def etag(produto: Produto, media: str) -> dict[str, str]:
     return {"ETag": conditional.etag(produto, media, pages.load().fingerprint)}
 
 
-def _to_the_list(request: Request, kind: str, produto: Produto, listing: Listing) -> Response:
+def to_the_list(request: Request, kind: str, produto: Produto, listing: Listing) -> Response:
     """The browser's answer to a write: the list page it came from, with a notice of what was
     done."""
     response = Response(status_code=303, headers={"Location": listing.url})
@@ -360,14 +366,24 @@ async def _existing(request: Request) -> Produto:
     id = request.path_params["id"]
     produto = await services(request).storage.get(id)
     if produto is None:
-        raise _not_found(request, id)
+        raise await _not_found(request, id)
     return produto
 
 
-def _not_found(request: Request, id: int) -> Exception:
+async def _not_found(request: Request, id: int) -> Exception:
     if "if-match" in request.headers:  # RFC 9110 §13.1.1: nothing current can match
         return errors.precondition_failed()
+    removal = await services(request).storage.removed(id)
+    if removal is not None:
+        return errors.product_removed(id, removal)
     return errors.product_not_found(id)
+
+
+def _autoria(request: Request, media: str) -> Autoria:
+    """Who makes this change, for its event: a browser's form is "web", JSON is "api"."""
+    return historia.autoria(
+        principal(request), "web" if media == HTML else "api", request_id(request)
+    )
 
 
 def _edit_page(

@@ -24,9 +24,10 @@ once on every instance.
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
+from catalogo.historia import Autoria, Evento
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
 
@@ -36,7 +37,23 @@ class StorageUnavailable(Exception):
 
 
 class NotFound(Exception):
-    """No product has that id."""
+    """No live product has that id: never made, removed, or purged."""
+
+
+class NotRemoved(Exception):
+    """A restore of a product that is not removed; `current` is what it is."""
+
+    def __init__(self, current: Produto) -> None:
+        super().__init__(f"produto {current.id} is not removed")
+        self.current = current
+
+
+class Removal(NamedTuple):
+    """When a removed product was removed, and by whom (None: anonymously)."""
+
+    em: float
+    quem: str | None
+    token: str | None
 
 
 class VersionConflict(Exception):
@@ -133,19 +150,38 @@ class Storage(Protocol):
 
     async def get(self, id: int) -> Produto | None: ...
 
-    async def create(self, produto: Produto) -> Produto: ...
+    # Every write appends its event (historia.py) in its own transaction, by `autoria`.
+    async def create(self, produto: Produto, autoria: Autoria) -> Produto: ...
 
-    async def create_many(self, produtos: Iterable[Produto]) -> int: ...
+    async def create_many(self, produtos: Iterable[Produto], autoria: Autoria) -> int: ...
 
     async def update(
-        self, id: int, produto: Produto, versions: Collection[int] | None = None
-    ) -> Produto: ...
+        self, id: int, produto: Produto, versions: Collection[int] | None, autoria: Autoria
+    ) -> Produto:
+        """Raises NotFound (also for a removed product) or VersionConflict."""
+        ...
 
-    async def delete(self, id: int, versions: Collection[int] | None = None) -> Produto: ...
+    async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
+        """Removes, keeping the row: the product as it was, at its new version."""
+        ...
+
+    async def restore(self, id: int, autoria: Autoria) -> Produto:
+        """Raises NotFound (never made, or purged) or NotRemoved."""
+        ...
+
+    async def removed(self, id: int) -> Removal | None:
+        """When and by whom a removed product was removed; None if it is not removed."""
+        ...
+
+    async def version(self, id: int, versao: int) -> Evento | None:
+        """The event that made version `versao` of a product."""
+        ...
 
     async def claim_key(self, key: str, fingerprint: str) -> KeyClaim: ...
 
-    async def create_once(self, produto: Produto, key: str, claimed_at: float) -> Produto: ...
+    async def create_once(
+        self, produto: Produto, key: str, claimed_at: float, autoria: Autoria
+    ) -> Produto: ...
 
     async def release_key(self, key: str, claimed_at: float) -> None: ...
 

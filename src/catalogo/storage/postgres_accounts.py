@@ -3,16 +3,13 @@ sign-in attempts, with the same bounds and the same rule for running a failed ca
 (postgres.py's docstring): reads always, writes only when asyncpg refused to send them."""
 
 import contextlib
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import asyncpg
 
 from catalogo import accounts, storage
 from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
-
-if TYPE_CHECKING:
-    from catalogo.storage.postgres import Connection
+from catalogo.storage.postgres_pool import Connection, PostgresPool
 
 T = TypeVar("T")
 _USER = "id, nome, papel, ativo, created_at"
@@ -45,16 +42,8 @@ def _token(row: Any) -> Token:
     return Token(*row)
 
 
-class PostgresAccounts:
-    """Mixed into PostgresStorage, whose `_run`, `_write` and `_fetch` these use."""
-
-    if TYPE_CHECKING:
-
-        async def _run(self, work: "Callable[[Connection], Awaitable[T]]") -> T: ...
-
-        async def _write(self, work: "Callable[[Connection], Awaitable[T]]") -> T: ...
-
-        async def _fetch(self, sql: str, *params: Any) -> list[Any]: ...
+class PostgresAccounts(PostgresPool):
+    """The accounts half of PostgresStorage."""
 
     async def users_exist(self) -> bool:
         return bool((await self._fetch("SELECT EXISTS(SELECT 1 FROM usuarios)"))[0][0])
@@ -232,7 +221,7 @@ class PostgresAccounts:
 
     async def token_principal(self, secret_hash: str, now: float) -> Principal | None:
         rows = await self._fetch(
-            f"SELECT u.id, u.nome, u.papel, t.papel, t.id, t.last_used_at {_TOKENS_FROM} "
+            f"SELECT u.id, u.nome, u.papel, t.papel, t.id, t.last_used_at, t.nome {_TOKENS_FROM} "
             "WHERE t.secret_hash = $1 AND t.revoked_at IS NULL "
             "AND (t.expires_at IS NULL OR t.expires_at > $2) AND u.ativo",
             secret_hash,
@@ -240,7 +229,7 @@ class PostgresAccounts:
         )
         if not rows:
             return None
-        usuario_id, nome, papel, token_papel, token_id, used = rows[0]
+        usuario_id, nome, papel, token_papel, token_id, used, rotulo = rows[0]
         if used is None or used < now - storage.TOKEN_USE_GRAIN_S:
 
             async def touch(connection: "Connection") -> None:
@@ -250,7 +239,8 @@ class PostgresAccounts:
 
             with contextlib.suppress(storage.StorageUnavailable):  # a note, not the answer
                 await self._run(touch)
-        return Principal(usuario_id, nome, accounts.menor(papel, token_papel), token_id=token_id)
+        papel = accounts.menor(papel, token_papel)
+        return Principal(usuario_id, nome, papel, token_id=token_id, token=rotulo)
 
     async def tokens(self) -> list[Token]:
         return [

@@ -1,180 +1,127 @@
-"""Products in a SQLite file: reads inline on the event loop, writes on one writer thread.
+"""Products in a SQLite file: reads inline on the event loop, writes on sqlite_writer.py's thread.
 
 Reads in WAL mode never wait for a writer and take microseconds, so a thread hop would cost
-more than the read (aiosqlite measured 0.6-0.8x of inline reads). Writes go to a single thread
-with its own connection: one writer per process is what SQLite allows anyway, and the event
-loop never blocks on a lock. `synchronous=FULL` makes each acknowledged write survive a power
-cut, not only a crash, at the price of a disk flush per commit; the writer pays it once for
-every write that queued while the previous commit was flushing (group commit), each write in
-its own savepoint so that one failing write does not undo the others. `busy_timeout` lets
-several processes on one file take turns instead of failing.
+more than the read (aiosqlite measured 0.6-0.8x of inline reads). Each write checks the
+product's version, changes it and appends its event (historia.py) in one savepoint of the
+writer's batch: one writer, so events get their ids in the order they commit.
 """
 
 import asyncio
-import contextlib
-import queue
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Collection, Iterable
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from catalogo import storage
+from catalogo import historia, storage
+from catalogo.historia import Autoria
 from catalogo.produtos import Produto
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
+from catalogo.storage.sqlite_writer import Writer, connect
 
 T = TypeVar("T")
-MAX_BATCH = 256
-_COLUMNS = "id, nome, descricao, preco_centavos, versao"
+_EVENT_COLUMNS = (
+    "produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em"
+)
+_COLUMNS = "id, nome, descricao, preco_centavos, versao, criado_em, atualizado_em"
+_LIVE = "removido_em IS NULL"
 
 
-def _connect(path: str, lock_timeout_ms: int) -> sqlite3.Connection:
-    """WAL is what lets reads run beside the writer; it is set here, where it is relied on."""
-    connection = sqlite3.connect(path, isolation_level=None, cached_statements=64)
-    connection.execute(f"PRAGMA busy_timeout={int(lock_timeout_ms)}")
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=FULL")
-    return connection
-
-
-def _produto(row: tuple[int, str, str, int, int]) -> Produto:
-    id, nome, descricao, centavos, versao = row
+def _produto(row: tuple[Any, ...]) -> Produto:
+    id, nome, descricao, centavos, versao, criado_em, atualizado_em = row
     return Produto.model_construct(
-        id=id, nome=nome, descricao=descricao, preco=Decimal(centavos).scaleb(-2), versao=versao
+        id=id,
+        nome=nome,
+        descricao=descricao,
+        preco=Decimal(centavos).scaleb(-2),
+        versao=versao,
+        criado_em=criado_em,
+        atualizado_em=atualizado_em,
     )
 
 
-def _insert(connection: sqlite3.Connection, produto: Produto) -> Produto:
+def _insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) -> Produto:
+    now = time.time()
     rows = connection.execute(
-        "INSERT INTO produtos (nome, descricao, preco_centavos) VALUES (?, ?, ?) "
-        "RETURNING id, versao",
-        (produto.nome, produto.descricao, _centavos(produto)),
+        "INSERT INTO produtos (nome, descricao, preco_centavos, criado_em, atualizado_em) "
+        "VALUES (?, ?, ?, ?, ?) RETURNING id, versao",
+        (produto.nome, produto.descricao, _centavos(produto), now, now),
     ).fetchall()
-    return produto.model_copy(update={"id": rows[0][0], "versao": rows[0][1]})
+    created = produto.model_copy(
+        update={"id": rows[0][0], "versao": rows[0][1], "criado_em": now, "atualizado_em": now}
+    )
+    _record(connection, "criado", created, None, created, autoria, now)
+    return created
 
 
-def _at_versions(versions: Collection[int] | None) -> str:
-    """The SQL condition for an expected version; its values are bound, never written in."""
-    if versions is None:
-        return ""
-    return f" AND versao IN ({', '.join('?' * len(versions))})" if versions else " AND 0"
+def _record(
+    connection: sqlite3.Connection,
+    tipo: historia.Tipo,
+    produto: Produto,
+    antes: Produto | None,
+    depois: Produto | None,
+    autoria: Autoria,
+    now: float,
+) -> None:
+    """The change's event, in the change's own transaction (see historia.py)."""
+    connection.execute(
+        f"INSERT INTO eventos ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            produto.id,
+            tipo,
+            produto.versao,
+            None if antes is None else historia.campos(antes),
+            None if depois is None else historia.campos(depois),
+            *autoria,
+            now,
+        ),
+    )
 
 
-def _why_not(connection: sqlite3.Connection, id: int) -> Exception:
-    """Why a write that named a product changed no row: it is gone, or it has moved on."""
-    rows = connection.execute(f"SELECT {_COLUMNS} FROM produtos WHERE id = ?", (id,)).fetchall()
-    return storage.VersionConflict(_produto(rows[0])) if rows else storage.NotFound()
+def _current(connection: sqlite3.Connection, id: int, versions: Collection[int] | None) -> Produto:
+    """The live product a write is about to change, at one of the `versions` it expects."""
+    rows = connection.execute(
+        f"SELECT {_COLUMNS} FROM produtos WHERE id = ? AND {_LIVE}", (id,)
+    ).fetchall()
+    if not rows:
+        raise storage.NotFound()
+    current = _produto(rows[0])
+    if versions is not None and current.versao not in versions:
+        raise storage.VersionConflict(current)
+    return current
 
 
 def _centavos(produto: Produto) -> int:
     return int(produto.preco * 100)
 
 
-Job = tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]
+def _next(produto: Produto) -> int:
+    assert produto.versao is not None  # noqa: S101 - read from the database just now
+    return produto.versao + 1
 
 
-class _Writer(threading.Thread):
-    """Owns the write connection; commits each batch of queued writes with one flush."""
-
-    def __init__(self, path: str, lock_timeout_ms: int, committed: Callable[[int], None]) -> None:
-        super().__init__(name="sqlite-writer", daemon=True)
-        self._path = path
-        self._lock_timeout_ms = lock_timeout_ms
-        self._committed = committed
-        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
-
-    def submit(self, work: Callable[[sqlite3.Connection], T]) -> "asyncio.Future[T]":
-        if not self.is_alive():
-            raise storage.StorageUnavailable("the SQLite writer thread has stopped")
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._jobs.put((work, future))
-        return future
-
-    def stop(self) -> None:
-        self._jobs.put(None)
-        self.join()
-
-    def run(self) -> None:
-        connection = _connect(self._path, self._lock_timeout_ms)
-        try:
-            while (batch := self._next_batch()) is not None:
-                self._commit(connection, batch)
-        finally:
-            connection.close()
-
-    def _next_batch(self) -> list[Job] | None:
-        first = self._jobs.get()
-        if first is None:
-            return None
-        batch = [first]
-        while len(batch) < MAX_BATCH:
-            try:
-                job = self._jobs.get_nowait()
-            except queue.Empty:
-                break
-            if job is None:
-                self._jobs.put(None)  # finish this batch, then stop
-                break
-            batch.append(job)
-        return batch
-
-    def _commit(self, connection: sqlite3.Connection, batch: list[Job]) -> None:
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            outcomes = [_in_savepoint(connection, work) for work, _ in batch]
-            connection.execute("COMMIT")
-            committed = len(batch)
-        except Exception as error:  # locked past busy_timeout, disk full, a damaged file
-            _rollback(connection)
-            outcomes = [(False, storage.StorageUnavailable(str(error))) for _ in batch]
-            committed = 0
-        # One wake-up of each waiting event loop per batch, not one per write.
-        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
-        for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
-            by_loop.setdefault(future.get_loop(), []).append((future, ok, value))
-        for loop, settled in by_loop.items():
-            # RuntimeError: that event loop is gone, so nobody waits for these answers.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_settle, settled)
-        if committed:
-            with contextlib.suppress(Exception):  # a metric that fails must not stop the writer
-                self._committed(committed)
+def _fields(nome: str, descricao: str, centavos: int) -> str:
+    return historia.campos(
+        Produto.model_construct(nome=nome, descricao=descricao, preco=Decimal(centavos).scaleb(-2))
+    )
 
 
-def _rollback(connection: sqlite3.Connection) -> None:
-    # If even this fails, the next BEGIN fails the same way and answers 503 too.
-    with contextlib.suppress(sqlite3.Error):
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-
-
-def _in_savepoint(
-    connection: sqlite3.Connection, work: Callable[[sqlite3.Connection], Any]
-) -> tuple[bool, Any]:
-    connection.execute("SAVEPOINT write")
-    try:
-        value = work(connection)
-    except Exception as error:
-        if isinstance(error, sqlite3.DatabaseError) and not isinstance(
-            error, sqlite3.IntegrityError
-        ):
-            raise  # the database itself failed: the whole batch is in doubt
-        connection.execute("ROLLBACK TO write")
-        connection.execute("RELEASE write")
-        return False, error
-    connection.execute("RELEASE write")
-    return True, value
-
-
-def _settle(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
-    for future, ok, value in settled:
-        if future.done():  # the request went away while its write was committed
-            continue
-        if ok:
-            future.set_result(value)
-        else:
-            future.set_exception(value)
+def _evento(row: tuple[Any, ...]) -> historia.Evento:
+    id, produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em = row
+    return historia.Evento(
+        id=id,
+        produto_id=produto_id,
+        tipo=tipo,
+        versao=versao,
+        antes=historia.ler_campos(antes),
+        depois=historia.ler_campos(depois),
+        quem=quem,
+        token=token,
+        origem=origem,
+        lote=lote,
+        request_id=request_id,
+        em=em,
+    )
 
 
 class SQLiteStorage(SQLiteAccounts):
@@ -185,8 +132,8 @@ class SQLiteStorage(SQLiteAccounts):
         committed: Callable[[int], None] = storage.unobserved,
     ) -> None:
         """`committed` is told the number of writes in each group commit (metrics.py)."""
-        self._reader = _connect(path, lock_timeout_ms)
-        self._writer = _Writer(path, lock_timeout_ms, committed)
+        self._reader = connect(path, lock_timeout_ms)
+        self._writer = Writer(path, lock_timeout_ms, committed)
         self._writer.start()
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -209,67 +156,146 @@ class SQLiteStorage(SQLiteAccounts):
             self._read("COMMIT")
 
     def _page(self, cursor: storage.Cursor) -> storage.Page:
-        base = f"SELECT {_COLUMNS} FROM produtos"
+        base = f"SELECT {_COLUMNS} FROM produtos WHERE {_LIVE}"
         if cursor.before is not None:
             rows = self._read(
-                f"{base} WHERE id > ? ORDER BY id ASC LIMIT ?", (cursor.before, cursor.limit)
+                f"{base} AND id > ? ORDER BY id ASC LIMIT ?", (cursor.before, cursor.limit)
             )[::-1]
         elif cursor.after is not None:
             rows = self._read(
-                f"{base} WHERE id < ? ORDER BY id DESC LIMIT ?", (cursor.after, cursor.limit)
+                f"{base} AND id < ? ORDER BY id DESC LIMIT ?", (cursor.after, cursor.limit)
             )
         else:
             rows = self._read(f"{base} ORDER BY id DESC LIMIT ?", (cursor.limit,))
         if not rows:
-            anywhere = self._read("SELECT EXISTS(SELECT 1 FROM produtos)")[0][0]
+            anywhere = self._read(f"SELECT EXISTS(SELECT 1 FROM produtos WHERE {_LIVE})")[0][0]
             return storage.page_of(cursor, [], False, 0, anywhere)
         first, last = rows[0][0], rows[-1][0]
-        older = self._read("SELECT EXISTS(SELECT 1 FROM produtos WHERE id < ?)", (last,))[0][0]
+        older = self._read(
+            f"SELECT EXISTS(SELECT 1 FROM produtos WHERE {_LIVE} AND id < ?)", (last,)
+        )[0][0]
         newer = self._read(
-            "SELECT count(*) FROM (SELECT 1 FROM produtos WHERE id > ? LIMIT ?)",
+            f"SELECT count(*) FROM (SELECT 1 FROM produtos WHERE {_LIVE} AND id > ? LIMIT ?)",
             (first, cursor.limit + 1),
         )[0][0]
         return storage.page_of(cursor, [_produto(row) for row in rows], older, newer, True)
 
     async def get(self, id: int) -> Produto | None:
-        rows = self._read(f"SELECT {_COLUMNS} FROM produtos WHERE id = ?", (id,))
+        rows = self._read(f"SELECT {_COLUMNS} FROM produtos WHERE id = ? AND {_LIVE}", (id,))
         return _produto(rows[0]) if rows else None
 
-    async def create(self, produto: Produto) -> Produto:
-        return await self._writer.submit(lambda c: _insert(c, produto))
+    async def create(self, produto: Produto, autoria: Autoria) -> Produto:
+        return await self._writer.submit(lambda c: _insert(c, produto, autoria))
 
-    async def create_many(self, produtos: Iterable[Produto]) -> int:
-        """Adds products in one transaction: for seeding demos and benchmarks, not for requests."""
-        rows = [(p.nome, p.descricao, _centavos(p)) for p in produtos]
-        sql = "INSERT INTO produtos (nome, descricao, preco_centavos) VALUES (?, ?, ?)"
-        return await self._writer.submit(lambda c: c.executemany(sql, rows).rowcount)
+    async def create_many(self, produtos: Iterable[Produto], autoria: Autoria) -> int:
+        """Adds products, each with its event, in one transaction: for seeding demos and
+        benchmarks, not for requests. The ids are consecutive: one writer, one transaction."""
+        now = time.time()
+        rows = [(p.nome, p.descricao, _centavos(p), now, now) for p in produtos]
+
+        def run(connection: sqlite3.Connection) -> int:
+            (last,) = connection.execute("SELECT coalesce(max(id), 0) FROM produtos").fetchone()
+            (seq,) = connection.execute(
+                "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'produtos'"
+            ).fetchone()
+            first = max(last, seq) + 1  # AUTOINCREMENT's rule for the next id
+            connection.executemany(
+                "INSERT INTO produtos (nome, descricao, preco_centavos, criado_em, "
+                "atualizado_em) VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+            connection.executemany(
+                f"INSERT INTO eventos ({_EVENT_COLUMNS}) VALUES (?, 'criado', 1, NULL, ?, "
+                "?, ?, ?, ?, ?, ?)",
+                (
+                    (first + i, _fields(nome, descricao, centavos), *autoria, now)
+                    for i, (nome, descricao, centavos, _, _) in enumerate(rows)
+                ),
+            )
+            return len(rows)
+
+        return await self._writer.submit(run)
 
     async def update(
-        self, id: int, produto: Produto, versions: Collection[int] | None = None
+        self,
+        id: int,
+        produto: Produto,
+        versions: Collection[int] | None,
+        autoria: Autoria,
     ) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:
-            rows = connection.execute(
+            antes = _current(connection, id, versions)
+            now = time.time()
+            connection.execute(
                 "UPDATE produtos SET nome = ?, descricao = ?, preco_centavos = ?, "
-                f"versao = versao + 1 WHERE id = ?{_at_versions(versions)} RETURNING versao",
-                (produto.nome, produto.descricao, _centavos(produto), id, *(versions or ())),
-            ).fetchall()
-            if not rows:
-                raise _why_not(connection, id)
-            return produto.model_copy(update={"id": id, "versao": rows[0][0]})
+                "versao = versao + 1, atualizado_em = ? WHERE id = ?",
+                (produto.nome, produto.descricao, _centavos(produto), now, id),
+            )
+            depois = produto.model_copy(
+                update={
+                    "id": id,
+                    "versao": _next(antes),
+                    "criado_em": antes.criado_em,
+                    "atualizado_em": now,
+                }
+            )
+            _record(connection, "alterado", depois, antes, depois, autoria, now)
+            return depois
 
         return await self._writer.submit(run)
 
-    async def delete(self, id: int, versions: Collection[int] | None = None) -> Produto:
+    async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
+        def run(connection: sqlite3.Connection) -> Produto:
+            antes = _current(connection, id, versions)
+            now = time.time()
+            connection.execute(
+                "UPDATE produtos SET removido_em = ?, versao = versao + 1, atualizado_em = ? "
+                "WHERE id = ?",
+                (now, now, id),
+            )
+            removed = antes.model_copy(update={"versao": _next(antes), "atualizado_em": now})
+            _record(connection, "removido", removed, antes, None, autoria, now)
+            return removed
+
+        return await self._writer.submit(run)
+
+    async def restore(self, id: int, autoria: Autoria) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:
             rows = connection.execute(
-                f"DELETE FROM produtos WHERE id = ?{_at_versions(versions)} RETURNING {_COLUMNS}",
-                (id, *(versions or ())),
+                f"SELECT {_COLUMNS}, removido_em FROM produtos WHERE id = ?", (id,)
             ).fetchall()
             if not rows:
-                raise _why_not(connection, id)
-            return _produto(rows[0])
+                raise storage.NotFound()
+            current = _produto(rows[0][:-1])
+            if rows[0][-1] is None:
+                raise storage.NotRemoved(current)
+            now = time.time()
+            connection.execute(
+                "UPDATE produtos SET removido_em = NULL, versao = versao + 1, atualizado_em = ? "
+                "WHERE id = ?",
+                (now, id),
+            )
+            back = current.model_copy(update={"versao": _next(current), "atualizado_em": now})
+            _record(connection, "restaurado", back, None, back, autoria, now)
+            return back
 
         return await self._writer.submit(run)
+
+    async def removed(self, id: int) -> storage.Removal | None:
+        rows = self._read(
+            "SELECT p.removido_em, e.quem, e.token FROM produtos p LEFT JOIN eventos e "
+            "ON e.produto_id = p.id AND e.versao = p.versao AND e.tipo = 'removido' "
+            "WHERE p.id = ? AND p.removido_em IS NOT NULL",
+            (id,),
+        )
+        return storage.Removal(*rows[0]) if rows else None
+
+    async def version(self, id: int, versao: int) -> historia.Evento | None:
+        rows = self._read(
+            f"SELECT id, {_EVENT_COLUMNS} FROM eventos WHERE produto_id = ? AND versao = ?",
+            (id, versao),
+        )
+        return _evento(rows[0]) if rows else None
 
     async def claim_key(self, key: str, fingerprint: str) -> storage.KeyClaim:
         def run(connection: sqlite3.Connection) -> storage.KeyClaim:
@@ -293,9 +319,11 @@ class SQLiteStorage(SQLiteAccounts):
 
         return await self._writer.submit(run)
 
-    async def create_once(self, produto: Produto, key: str, claimed_at: float) -> Produto:
+    async def create_once(
+        self, produto: Produto, key: str, claimed_at: float, autoria: Autoria
+    ) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:
-            created = _insert(connection, produto)
+            created = _insert(connection, produto, autoria)
             kept = connection.execute(
                 "UPDATE idempotency_keys SET produto_id = ? "
                 "WHERE key = ? AND created_at = ? AND produto_id IS NULL",

@@ -199,14 +199,14 @@ class SQLiteAccounts:
 
     async def token_principal(self, secret_hash: str, now: float) -> Principal | None:
         rows = self._read(
-            "SELECT u.id, u.nome, u.papel, t.papel, t.id, t.last_used_at FROM tokens t "
+            "SELECT u.id, u.nome, u.papel, t.papel, t.id, t.last_used_at, t.nome FROM tokens t "
             "JOIN usuarios u ON u.id = t.usuario_id WHERE t.secret_hash = ? "
             "AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ?) AND u.ativo",
             (secret_hash, now),
         )
         if not rows:
             return None
-        usuario_id, nome, papel, token_papel, token_id, used = rows[0]
+        usuario_id, nome, papel, token_papel, token_id, used, rotulo = rows[0]
         if used is None or used < now - storage.TOKEN_USE_GRAIN_S:
             with contextlib.suppress(storage.StorageUnavailable):  # it is a note, not the answer
                 await self._submit(
@@ -214,7 +214,8 @@ class SQLiteAccounts:
                         "UPDATE tokens SET last_used_at = ? WHERE id = ?", (now, token_id)
                     )
                 )
-        return Principal(usuario_id, nome, accounts.menor(papel, token_papel), token_id=token_id)
+        papel = accounts.menor(papel, token_papel)
+        return Principal(usuario_id, nome, papel, token_id=token_id, token=rotulo)
 
     async def tokens(self) -> list[Token]:
         rows = self._read(f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} ORDER BY t.id DESC")

@@ -1,0 +1,83 @@
+"""A product's history: every change as an event, who made it and from where. No I/O.
+
+Storage appends an `Evento` in the same transaction as each create, update, removal and
+restore, so no path (pages, JSON, CLI) can change a product without leaving one. `antes` and
+`depois` are the product's fields as JSON text made here, so both databases keep (and give
+back) the very same bytes.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+import orjson
+
+from catalogo.accounts import Principal
+from catalogo.produtos import Produto, momento
+
+Tipo = Literal["criado", "alterado", "removido", "restaurado"]
+Origem = Literal["web", "api", "cli", "importacao", "lote"]
+ANONIMO = "anônimo"
+
+
+class Autoria(NamedTuple):
+    """Who made a change, and from where: what every event records beside the change."""
+
+    quem: str | None  # the user's name; None: anonymous (a catalog without users)
+    token: str | None  # the label of the token used, if one was
+    origem: Origem
+    request_id: str | None = None
+    lote: str | None = None
+
+
+CLI = Autoria(None, None, "cli")
+
+
+def autoria(principal: Principal | None, origem: Origem, request_id: str) -> Autoria:
+    if principal is None:
+        return Autoria(None, None, origem, request_id)
+    return Autoria(principal.nome, principal.token, origem, request_id)
+
+
+@dataclass(frozen=True)
+class Evento:
+    id: int
+    produto_id: int
+    tipo: Tipo
+    versao: int
+    antes: dict[str, str] | None
+    depois: dict[str, str] | None
+    quem: str | None
+    token: str | None
+    origem: Origem
+    lote: str | None
+    request_id: str | None
+    em: float
+
+
+def campos(produto: Produto) -> str:
+    """A product's fields as an event keeps them: JSON text, the price as an exact decimal."""
+    return orjson.dumps(
+        {"nome": produto.nome, "descricao": produto.descricao, "preco": str(produto.preco)}
+    ).decode()
+
+
+def ler_campos(texto: str | None) -> dict[str, str] | None:
+    found: dict[str, str] | None = None if texto is None else orjson.loads(texto)
+    return found
+
+
+def representacao(evento: Evento) -> dict[str, Any]:
+    return {
+        "id": evento.id,
+        "produto_id": evento.produto_id,
+        "tipo": evento.tipo,
+        "versao": evento.versao,
+        "antes": evento.antes,
+        "depois": evento.depois,
+        "quem": evento.quem,
+        "token": evento.token,
+        "origem": evento.origem,
+        "lote": evento.lote,
+        "request_id": evento.request_id,
+        "em": momento(evento.em),
+    }

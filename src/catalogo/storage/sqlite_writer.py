@@ -1,0 +1,137 @@
+"""SQLite's one writer: a thread with its own connection, so the event loop never blocks on a
+lock, and one writer per process is what SQLite allows anyway.
+
+`synchronous=FULL` makes each acknowledged write survive a power cut, not only a crash, at the
+price of a disk flush per commit; the writer pays it once for every write that queued while
+the previous commit was flushing (group commit), each write in its own savepoint so that one
+failing write does not undo the others. `busy_timeout` lets several processes on one file take
+turns instead of failing. WAL, set by `connect`, is what lets reads run beside the writer.
+"""
+
+import asyncio
+import contextlib
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from catalogo import storage
+
+T = TypeVar("T")
+MAX_BATCH = 256
+
+
+def connect(path: str, lock_timeout_ms: int) -> sqlite3.Connection:
+    """WAL is what lets reads run beside the writer; it is set here, where it is relied on."""
+    connection = sqlite3.connect(path, isolation_level=None, cached_statements=64)
+    connection.execute(f"PRAGMA busy_timeout={int(lock_timeout_ms)}")
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=FULL")
+    return connection
+
+
+Job = tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]
+
+
+class Writer(threading.Thread):
+    """Owns the write connection; commits each batch of queued writes with one flush."""
+
+    def __init__(self, path: str, lock_timeout_ms: int, committed: Callable[[int], None]) -> None:
+        super().__init__(name="sqlite-writer", daemon=True)
+        self._path = path
+        self._lock_timeout_ms = lock_timeout_ms
+        self._committed = committed
+        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+
+    def submit(self, work: Callable[[sqlite3.Connection], T]) -> "asyncio.Future[T]":
+        if not self.is_alive():
+            raise storage.StorageUnavailable("the SQLite writer thread has stopped")
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._jobs.put((work, future))
+        return future
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+        self.join()
+
+    def run(self) -> None:
+        connection = connect(self._path, self._lock_timeout_ms)
+        try:
+            while (batch := self._next_batch()) is not None:
+                self._commit(connection, batch)
+        finally:
+            connection.close()
+
+    def _next_batch(self) -> list[Job] | None:
+        first = self._jobs.get()
+        if first is None:
+            return None
+        batch = [first]
+        while len(batch) < MAX_BATCH:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is None:
+                self._jobs.put(None)  # finish this batch, then stop
+                break
+            batch.append(job)
+        return batch
+
+    def _commit(self, connection: sqlite3.Connection, batch: list[Job]) -> None:
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            outcomes = [_in_savepoint(connection, work) for work, _ in batch]
+            connection.execute("COMMIT")
+            committed = len(batch)
+        except Exception as error:  # locked past busy_timeout, disk full, a damaged file
+            _rollback(connection)
+            outcomes = [(False, storage.StorageUnavailable(str(error))) for _ in batch]
+            committed = 0
+        # One wake-up of each waiting event loop per batch, not one per write.
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
+        for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
+            by_loop.setdefault(future.get_loop(), []).append((future, ok, value))
+        for loop, settled in by_loop.items():
+            # RuntimeError: that event loop is gone, so nobody waits for these answers.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, settled)
+        if committed:
+            with contextlib.suppress(Exception):  # a metric that fails must not stop the writer
+                self._committed(committed)
+
+
+def _rollback(connection: sqlite3.Connection) -> None:
+    # If even this fails, the next BEGIN fails the same way and answers 503 too.
+    with contextlib.suppress(sqlite3.Error):
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+
+
+def _in_savepoint(
+    connection: sqlite3.Connection, work: Callable[[sqlite3.Connection], Any]
+) -> tuple[bool, Any]:
+    connection.execute("SAVEPOINT write")
+    try:
+        value = work(connection)
+    except Exception as error:
+        if isinstance(error, sqlite3.DatabaseError) and not isinstance(
+            error, sqlite3.IntegrityError
+        ):
+            raise  # the database itself failed: the whole batch is in doubt
+        connection.execute("ROLLBACK TO write")
+        connection.execute("RELEASE write")
+        return False, error
+    connection.execute("RELEASE write")
+    return True, value
+
+
+def _settle(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+    for future, ok, value in settled:
+        if future.done():  # the request went away while its write was committed
+            continue
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)

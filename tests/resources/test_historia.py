@@ -1,0 +1,224 @@
+"""A product's history over HTTP, on SQLite and PostgreSQL: every write leaves its event,
+removal keeps the product, and /produtos/{id}/restauracao brings it back."""
+
+import json
+from typing import Any
+
+from starlette.testclient import TestClient
+
+from tests.databases import Database
+from tests.helpers import (
+    JSON,
+    add_token,
+    add_user,
+    bearer,
+    create_via_form,
+    create_via_json,
+    removed,
+    sign_in,
+    stored,
+)
+
+CANECA = {"nome": "Caneca", "descricao": "Azul", "preco": "29.90"}
+
+
+def events(db: Database, id: int) -> list[dict[str, Any]]:
+    rows = db.execute(
+        "SELECT tipo, versao, antes, depois, quem, token, origem, request_id FROM eventos "
+        "WHERE produto_id = ? ORDER BY id",
+        (id,),
+    ).fetchall()
+    names = ("tipo", "versao", "antes", "depois", "quem", "token", "origem", "request_id")
+    found = [dict(zip(names, row, strict=True)) for row in rows]
+    for event in found:
+        for side in ("antes", "depois"):
+            event[side] = None if event[side] is None else json.loads(event[side])
+    return found
+
+
+class TestEveryWriteLeavesAnEvent:
+    def test_create_update_and_remove_each_record_what_changed_who_and_from_where(
+        self, client: TestClient, db: Database
+    ) -> None:
+        created = client.post("/produtos", data={"produto.nome": "Caneca", "produto.preco": "10"})
+        id = int(db.execute("SELECT max(id) FROM produtos").fetchone()[0])
+        updated = client.put(
+            f"/produtos/{id}", json={"nome": "Caneca azul", "preco": "12.5"}, headers=JSON
+        )
+        gone = client.delete(f"/produtos/{id}", headers=JSON)
+        assert (created.status_code, updated.status_code, gone.status_code) == (303, 200, 204)
+        fields = {"nome": "Caneca", "descricao": "", "preco": "10.00"}
+        changed = {"nome": "Caneca azul", "descricao": "", "preco": "12.50"}
+        assert events(db, id) == [
+            {
+                "tipo": "criado",
+                "versao": 1,
+                "antes": None,
+                "depois": fields,
+                "quem": None,
+                "token": None,
+                "origem": "web",
+                "request_id": created.headers["x-request-id"],
+            },
+            {
+                "tipo": "alterado",
+                "versao": 2,
+                "antes": fields,
+                "depois": changed,
+                "quem": None,
+                "token": None,
+                "origem": "api",
+                "request_id": updated.headers["x-request-id"],
+            },
+            {
+                "tipo": "removido",
+                "versao": 3,
+                "antes": changed,
+                "depois": None,
+                "quem": None,
+                "token": None,
+                "origem": "api",
+                "request_id": gone.headers["x-request-id"],
+            },
+        ]
+
+    def test_a_refused_write_leaves_no_event(self, client: TestClient, db: Database) -> None:
+        id = create_via_json(client, CANECA)["id"]
+        stale = client.put(f"/produtos/{id}", json={**CANECA, "versao": 9}, headers=JSON)
+        invalid = client.put(f"/produtos/{id}", json={"nome": ""}, headers=JSON)
+        assert (stale.status_code, invalid.status_code) == (409, 422)
+        assert [e["tipo"] for e in events(db, int(str(id)))] == ["criado"]
+
+    def test_a_token_records_its_user_and_its_label(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        secret = add_token(database, add_user(database, "maria", "editor"))
+        created = client.post("/produtos", json=CANECA, headers={**JSON, **bearer(secret)})
+        assert created.status_code == 201
+        (event,) = events(db, created.json()["id"])
+        assert (event["quem"], event["token"], event["origem"]) == ("maria", "testes", "api")
+
+    def test_a_signed_in_browser_records_its_user(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "maria", "editor")
+        sign_in(client, "maria")
+        id = create_via_form(client, db)
+        (event,) = events(db, id)
+        assert (event["quem"], event["token"], event["origem"]) == ("maria", None, "web")
+
+    def test_a_product_says_when_it_was_made_and_last_changed(self, client: TestClient) -> None:
+        created = create_via_json(client, CANECA)
+        assert created["criado_em"] == created["atualizado_em"]
+        updated = client.put(
+            f"/produtos/{created['id']}", json={**CANECA, "nome": "Xícara"}, headers=JSON
+        ).json()
+        assert updated["criado_em"] == created["criado_em"]
+        assert updated["atualizado_em"] >= created["atualizado_em"]
+
+    def test_the_edit_page_says_when_the_product_was_made_and_changed(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db)
+        page = client.get(f"/produtos/{id}").text
+        assert '<p class="datas">Criado em ' in page and "atualizado em" not in page
+        client.put(f"/produtos/{id}", json={**CANECA, "nome": "Xícara"}, headers=JSON)
+        db.execute("UPDATE produtos SET atualizado_em = atualizado_em + 3600 WHERE id = ?", (id,))
+        assert " · atualizado em " in client.get(f"/produtos/{id}").text
+
+    def test_a_replayed_creation_answers_with_the_first_answers_times(
+        self, client: TestClient
+    ) -> None:
+        headers = {**JSON, "Idempotency-Key": "k1"}
+        first = client.post("/produtos", json=CANECA, headers=headers).json()
+        again = client.post("/produtos", json=CANECA, headers=headers)
+        assert again.headers["idempotent-replayed"] == "true"
+        assert again.json() == first
+
+
+class TestRemovalKeepsTheProduct:
+    def test_a_removed_product_is_404_says_when_and_by_whom_and_leaves_the_list(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "maria", "editor")
+        sign_in(client, "maria")
+        id = create_via_form(client, db, "Caneca")
+        client.post(f"/produtos/{id}", data={"_method": "DELETE"})
+        assert stored(db, id) is None and removed(db, id) is not None
+        page = client.get(f"/produtos/{id}")
+        assert page.status_code == 404
+        assert "Produto removido" in page.text and " por maria." in page.text
+        problem = client.get(f"/produtos/{id}", headers=JSON).json()
+        assert problem["detail"].startswith(f"O produto {id} foi removido em ")
+        assert f'href="/produtos/{id}"' not in client.get("/produtos").text
+        assert client.get("/produtos", headers=JSON).json()["produtos"] == []
+
+    def test_a_removed_product_cannot_be_changed_or_removed_again(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_json(client, CANECA)["id"]
+        assert client.delete(f"/produtos/{id}", headers=JSON).status_code == 204
+        assert client.put(f"/produtos/{id}", json=CANECA, headers=JSON).status_code == 404
+        assert client.delete(f"/produtos/{id}", headers=JSON).status_code == 404
+        assert [e["tipo"] for e in events(db, int(str(id)))] == ["criado", "removido"]
+
+
+class TestRestoring:
+    def test_json_gets_the_product_back_with_its_id_and_a_new_version(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_json(client, CANECA)["id"]
+        client.delete(f"/produtos/{id}", headers=JSON)
+        back = client.post(f"/produtos/{id}/restauracao", headers=JSON)
+        assert back.status_code == 200
+        assert back.json() | {"criado_em": None, "atualizado_em": None} == {
+            "id": id,
+            **CANECA,
+            "versao": 3,
+            "criado_em": None,
+            "atualizado_em": None,
+        }
+        assert back.headers["etag"] == client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
+        assert [e["tipo"] for e in events(db, int(str(id)))] == ["criado", "removido", "restaurado"]
+
+    def test_a_browser_returns_to_its_page_of_the_list_with_a_notice(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca")
+        client.post(f"/produtos/{id}", data={"_method": "DELETE"})
+        back = client.post(f"/produtos/{id}/restauracao", data={"lista": "depois=99"})
+        assert back.status_code == 303 and back.headers["location"] == "/produtos?depois=99"
+        assert "Produto «Caneca» restaurado." in client.get("/produtos").text
+        assert stored(db, id) is not None
+
+    def test_a_product_that_is_not_removed_is_409_and_an_unknown_one_404(
+        self, client: TestClient
+    ) -> None:
+        id = create_via_json(client, CANECA)["id"]
+        refused = client.post(f"/produtos/{id}/restauracao", headers=JSON)
+        assert refused.status_code == 409
+        assert refused.json()["current"]["versao"] == 1
+        page = client.post(f"/produtos/{id}/restauracao")
+        assert page.status_code == 409 and "Nada a restaurar" in page.text
+        assert client.post("/produtos/999/restauracao", headers=JSON).status_code == 404
+
+    def test_only_those_who_may_edit_may_restore(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        editor = {**JSON, **bearer(add_token(database, add_user(database, "maria", "editor")))}
+        secret = add_token(database, add_user(database, "ana", "leitor"), "leitor")
+        id = client.post("/produtos", json=CANECA, headers=editor).json()["id"]
+        client.delete(f"/produtos/{id}", headers=editor)
+        assert client.post(f"/produtos/{id}/restauracao", headers=JSON).status_code == 401
+        reader = client.post(f"/produtos/{id}/restauracao", headers={**JSON, **bearer(secret)})
+        assert reader.status_code == 403
+        assert stored(db, int(str(id))) is None
+
+    def test_a_bad_way_back_is_400_and_restores_nothing(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db)
+        client.post(f"/produtos/{id}", data={"_method": "DELETE"})
+        bad = client.post(f"/produtos/{id}/restauracao", data={"lista": "depois=abc"})
+        assert bad.status_code == 400
+        assert stored(db, id) is None
