@@ -64,7 +64,7 @@ from starlette.responses import Response
 
 from catalogo import identity, logs, pages
 from catalogo.accesslog import request_id
-from catalogo.negotiation import PROBLEM, prefers_json
+from catalogo.negotiation import JSON_OPTIONS, PROBLEM, prefers_json
 from catalogo.produtos import quando
 from catalogo.storage import Removal, StorageUnavailable
 
@@ -310,7 +310,7 @@ def problem(
         "detail": detail,
         **members,
     }
-    return Response(orjson.dumps(body), status, headers, media_type=PROBLEM)
+    return Response(orjson.dumps(body, option=JSON_OPTIONS), status, headers, media_type=PROBLEM)
 
 
 def invalid_fields(request: Request, errors: dict[str, str]) -> Response:

@@ -8,12 +8,14 @@ import functools
 import math
 from collections.abc import Sequence
 
+import orjson
 from python_multipart.multipart import parse_options_header
 from starlette.requests import Request
 
 HTML = "text/html"
 JSON = "application/json"
 PROBLEM = "application/problem+json"
+JSON_OPTIONS = orjson.OPT_UTC_Z  # times as "…Z", as RFC 3339 writes UTC
 FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 
 

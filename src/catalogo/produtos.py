@@ -250,10 +250,10 @@ def quando(em: float) -> str:
     return time.strftime("%d/%m/%Y %H:%M", time.localtime(em))
 
 
-def momento(em: float) -> str:
-    """A moment as JSON gives it: ISO 8601 in UTC, to the millisecond."""
-    when = datetime.datetime.fromtimestamp(em, datetime.UTC)
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def momento(em: float) -> datetime.datetime:
+    """A moment for JSON: orjson writes it as RFC 3339 in UTC (`OPT_UTC_Z`), to the
+    microsecond, in C: isoformat() cost a JSON page of 50 products a third of its speed."""
+    return datetime.datetime.fromtimestamp(em, datetime.UTC)
 
 
 CAMPOS = ("nome", "descricao", "preco")

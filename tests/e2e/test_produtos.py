@@ -221,6 +221,25 @@ class TestRemoval:
         page.goto("/produtos")
         expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
 
+    def test_a_removal_is_undone_from_its_notice_and_the_product_comes_back(
+        self, page: Page, look: Look
+    ) -> None:
+        nome = unique("Régua")
+        page.goto("/produtos/novo")
+        page.get_by_label("Nome").fill(nome)
+        page.get_by_label("Preço").fill("7,25")
+        page.get_by_role("button", name="Adicionar").click()
+        page.get_by_role("button", name=f"Remover {nome}").click()
+        page.get_by_role("dialog", name="Remover produto?").get_by_role(
+            "button", name="Remover"
+        ).click()
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
+        look(page, "removed-with-undo")
+        page.get_by_role("button", name="Desfazer").click()
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» restaurado.")
+        expect(page.get_by_role("row").filter(has_text=nome)).to_contain_text("R$ 7,25")
+        expect(page.get_by_role("button", name="Desfazer")).to_have_count(0)
+
     def test_removing_from_an_out_of_date_list_removes_nothing(
         self, page: Page, browser: Browser, browser_context_args: dict[str, Any], look: Look
     ) -> None:

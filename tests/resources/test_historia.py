@@ -14,6 +14,7 @@ from tests.helpers import (
     bearer,
     create_via_form,
     create_via_json,
+    form_on,
     removed,
     sign_in,
     stored,
@@ -180,6 +181,21 @@ class TestRestoring:
         }
         assert back.headers["etag"] == client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
         assert [e["tipo"] for e in events(db, int(str(id)))] == ["criado", "removido", "restaurado"]
+
+    def test_the_notice_of_a_removal_offers_to_undo_it_and_come_back_here(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca")
+        gone = client.post(f"/produtos/{id}", data={"_method": "DELETE", "lista": "depois=99"})
+        assert gone.headers["location"] == "/produtos?depois=99"
+        page = client.get("/produtos?depois=99").text
+        undo = form_on(page, f"/produtos/{id}/restauracao")
+        assert undo == {"lista": "depois=99"}
+        assert '<p role="status">Produto «Caneca» removido.</p>' in page
+        back = client.post(f"/produtos/{id}/restauracao", data=undo)
+        assert back.headers["location"] == "/produtos?depois=99"
+        assert stored(db, id) is not None
+        assert "Desfazer" not in client.get("/produtos").text  # a notice of a restore has none
 
     def test_a_browser_returns_to_its_page_of_the_list_with_a_notice(
         self, client: TestClient, db: Database

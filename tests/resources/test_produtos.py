@@ -183,7 +183,7 @@ class TestCreation:
     ) -> None:
         with TestClient(create_app(settings), base_url=base, follow_redirects=False) as client:
             cookie = client.post("/produtos", data=FORM_BODY).headers["set-cookie"]
-        assert cookie.startswith("aviso=adicionado%3ACaderno; ")
+        assert cookie.startswith("aviso=adicionado%3A1%3ACaderno; ")
         assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
         assert ("Secure" in cookie) is secure
 

@@ -143,13 +143,13 @@ STORED_EXAMPLE = {
     "id": 120,
     **_EXAMPLE,
     "versao": 3,
-    "criado_em": "2026-11-20T14:03:12.345Z",
-    "atualizado_em": "2026-11-23T09:41:07.112Z",
+    "criado_em": "2026-11-20T14:03:12.345678Z",
+    "atualizado_em": "2026-11-23T09:41:07.112233Z",
 }
 MOMENT = {
     "type": "string",
     "format": "date-time",
-    "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$",
+    "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$",
 }
 TAGS = [
     {"name": "Produtos", "description": "O recurso do catálogo, em JSON ou em formulário."},

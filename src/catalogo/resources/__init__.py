@@ -24,7 +24,7 @@ from catalogo.access import Gate, Need
 from catalogo.accesslog import request_id
 from catalogo.accounts import Passwords
 from catalogo.identity import personal
-from catalogo.negotiation import HTML, JSON, preferred
+from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, preferred
 from catalogo.produtos import Produto, representacao
 from catalogo.settings import Settings
 from catalogo.storage import Storage
@@ -104,4 +104,4 @@ def conflict(request: Request, detail: str, current: Produto) -> Response:
 def json_response(
     data: Any, status_code: int = 200, headers: dict[str, str] | None = None
 ) -> Response:
-    return Response(orjson.dumps(data), status_code, headers, media_type=JSON)
+    return Response(orjson.dumps(data, option=JSON_OPTIONS), status_code, headers, media_type=JSON)

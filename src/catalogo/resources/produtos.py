@@ -350,16 +350,29 @@ def to_the_list(request: Request, kind: str, produto: Produto, listing: Listing)
     response = Response(status_code=303, headers={"Location": listing.url})
     # Written out rather than through SimpleCookie, which costs more than the rest of the
     # answer; the value is percent-encoded, so it needs no quoting.
-    value = urllib.parse.quote(f"{kind}:{produto.nome}", safe="")
+    value = urllib.parse.quote(f"{kind}:{produto.id}:{produto.nome}", safe="")
     secure = "; Secure" if request.scope["scheme"] == "https" else ""
     cookie = f"{NOTICE_COOKIE}={value}; HttpOnly; Max-Age=60; Path=/; SameSite=Lax{secure}"
     response.raw_headers += [(b"set-cookie", cookie.encode("latin-1")), (b"vary", b"Accept")]
     return response
 
 
-def _notice(request: Request) -> str | None:
-    kind, _, nome = urllib.parse.unquote(request.cookies.get(NOTICE_COOKIE, "")).partition(":")
-    return _NOTICES[kind].format(nome) if kind in _NOTICES and nome else None
+@dataclass(frozen=True)
+class Aviso:
+    """The notice after a write, and the product a removal's "Desfazer" brings back."""
+
+    texto: str
+    desfazer: int | None
+
+
+def _notice(request: Request) -> Aviso | None:
+    value = urllib.parse.unquote(request.cookies.get(NOTICE_COOKIE, ""))
+    kind, _, rest = value.partition(":")
+    number, _, nome = rest.partition(":")
+    id = ler_id(number)
+    if kind not in _NOTICES or not nome or id is None:
+        return None
+    return Aviso(_NOTICES[kind].format(nome), id if kind == "removido" else None)
 
 
 async def _existing(request: Request) -> Produto:
