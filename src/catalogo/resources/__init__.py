@@ -19,11 +19,14 @@ from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import errors
+from catalogo import conditional, errors, pages
 from catalogo.access import Gate, Need
 from catalogo.accesslog import request_id
 from catalogo.accounts import Passwords
-from catalogo.identity import personal
+
+# By name: `historia` here would be the package's own resources/historia.py once imported.
+from catalogo.historia import Autoria, autoria
+from catalogo.identity import personal, principal
 from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, preferred
 from catalogo.produtos import Produto, representacao
 from catalogo.settings import Settings
@@ -105,3 +108,12 @@ def json_response(
     data: Any, status_code: int = 200, headers: dict[str, str] | None = None
 ) -> Response:
     return Response(orjson.dumps(data, option=JSON_OPTIONS), status_code, headers, media_type=JSON)
+
+
+def etag(produto: Produto, media: str) -> dict[str, str]:
+    return {"ETag": conditional.etag(produto, media, pages.load().fingerprint)}
+
+
+def autoria_of(request: Request, media: str) -> Autoria:
+    """Who makes this change, for its event: a browser's form is "web", JSON is "api"."""
+    return autoria(principal(request), "web" if media == HTML else "api", request_id(request))

@@ -4,15 +4,22 @@ restauracao`). Storage keeps the events (historia.py); these translate them to H
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import errors, historia
-from catalogo.accesslog import request_id
+from catalogo import errors
 from catalogo.bodies import read_form
-from catalogo.identity import principal
 from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import representacao
-from catalogo.resources import VARY, Resource, conflict, json_response, negotiate, services
-from catalogo.resources.produtos import etag, to_the_list
+from catalogo.resources import (
+    VARY,
+    Resource,
+    autoria_of,
+    conflict,
+    etag,
+    json_response,
+    negotiate,
+    services,
+)
+from catalogo.resources.produto_pages import to_the_list
 from catalogo.storage import NotFound, NotRemoved
 
 
@@ -26,11 +33,8 @@ class RestauracaoResource(Resource):
         listing = Listing()
         if await request.body() and not body_is_json(request):
             listing = Listing.returning_to(await read_form(request, (RETURN_PARAMETER,)))
-        autoria = historia.autoria(
-            principal(request), "web" if media == HTML else "api", request_id(request)
-        )
         try:
-            restored = await services(request).storage.restore(id, autoria)
+            restored = await services(request).storage.restore(id, autoria_of(request, media))
         except NotFound:
             raise errors.product_not_found(id) from None
         except NotRemoved as failure:

@@ -1,9 +1,9 @@
 """The product's URIs: the list and creation, the new-product form, one product, and the page
 that asks before a removal.
 
-A browser's successful write answers 303 to the list with a one-time notice kept in a cookie,
-so that reloading the list never repeats the write and no GET writes anything. JSON clients
-get 201 + `Location`, 200 with the product, or 204.
+These translate between HTTP and the product; what a browser is shown (the pages, the notice
+after a write, the 303 back to the list) is produto_pages.py's. JSON clients get 201 +
+`Location`, 200 with the product, or 204.
 
 Versions (conditional.py): the edit page and the JSON product carry an ETag of the product's
 version; a write with `If-Match` fails with 412 once the product has moved on, and a form or
@@ -12,51 +12,49 @@ and shows what is saved now. `Idempotency-Key` on creation makes a retry return 
 answer (idempotency.py).
 """
 
-import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import conditional, errors, historia, idempotency, pages
+from catalogo import conditional, errors, idempotency, pages
 from catalogo.access import Need
-from catalogo.accesslog import request_id
 from catalogo.bodies import read_form, read_json
-from catalogo.historia import Autoria
-from catalogo.identity import Visitante, principal, visitor
+from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import (
     CAMPOS,
     ID_MAXIMO,
     Produto,
-    base_de,
-    campos_mudados,
     formatar_preco,
     ler_base,
     ler_id,
-    preco_no_campo,
     representacao,
     validar,
 )
 from catalogo.resources import (
     VARY,
     Resource,
+    autoria_of,
     conflict,
+    etag,
     json_response,
     negotiate,
     services,
 )
+from catalogo.resources.produto_pages import (
+    NOTICE_COOKIE,
+    conflict_page,
+    edit_page,
+    form_values,
+    new_page,
+    notice,
+    to_the_list,
+)
 from catalogo.storage import Cursor, NotFound, VersionConflict
 
-NOTICE_COOKIE = "aviso"
-_NOTICES = {
-    "adicionado": "Produto «{}» adicionado.",
-    "atualizado": "Produto «{}» atualizado.",
-    "removido": "Produto «{}» removido.",
-    "restaurado": "Produto «{}» restaurado.",
-}
 _EMPTY = dict.fromkeys(CAMPOS, "")
 # Pages that exist only to change the catalog: a person who may not is sent to sign in first,
 # rather than after typing.
@@ -97,15 +95,15 @@ class ProdutosResource(Resource):
         if media == JSON:
             produtos = [representacao(p) for p in page.produtos]
             return json_response({"produtos": produtos, "links": links}, headers=headers)
-        notice = _notice(request)
-        if notice:
+        aviso = notice(request)
+        if aviso:
             headers["Cache-Control"] = "no-store"
         response = pages.load().render(
             "produtos/lista.html",
             headers=headers,
             pagina=page,
             links=links,
-            aviso=notice,
+            aviso=aviso,
             primeira_pagina=not listing.query,
             lista=listing.query,
             retorno=listing.carried(""),
@@ -123,7 +121,7 @@ class ProdutosResource(Resource):
             if media == JSON:
                 return errors.invalid_fields(request, problems)
             values = {**_EMPTY, **submitted.fields}
-            return _new_page(visitor(request), submitted.listing, values, problems, 422)
+            return new_page(visitor(request), submitted.listing, values, problems, 422)
 
         def answer(created: Produto) -> Response:
             if media == HTML:
@@ -134,7 +132,7 @@ class ProdutosResource(Resource):
 
         storage = services(request).storage
         key = idempotency.key_of(request, principal(request))
-        autoria = _autoria(request, media)
+        autoria = autoria_of(request, media)
         if key is None:
             return answer(await storage.create(produto, autoria))
         return await idempotency.create_once(storage, key, media, produto, autoria, answer)
@@ -147,7 +145,7 @@ class NovoProdutoResource(Resource):
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
-        return _new_page(visitor(request), Listing.returning_to(request.query_params), _EMPTY, {})
+        return new_page(visitor(request), Listing.returning_to(request.query_params), _EMPTY, {})
 
 
 class ProdutoResource(Resource):
@@ -166,7 +164,9 @@ class ProdutoResource(Resource):
         if media == JSON:
             return json_response(representacao(produto), headers=headers)
         listing = Listing.returning_to(request.query_params)
-        return _edit_page(visitor(request), produto, _values(produto), {}, listing, headers=headers)
+        return edit_page(
+            visitor(request), produto, form_values(produto), {}, listing, headers=headers
+        )
 
     async def put(self, request: Request) -> Response:
         media = negotiate(request)
@@ -186,13 +186,13 @@ class ProdutoResource(Resource):
                 "base": submitted.base or "",
             }
             existing = await _existing(request)
-            return _edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
+            return edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
         try:
             updated = await storage.update(
                 id,
                 produto,
                 conditional.expected_versions(request, submitted.based_on),
-                _autoria(request, media),
+                autoria_of(request, media),
             )
         except (NotFound, VersionConflict) as failure:
             return await _failed_write(request, media, failure, submitted, produto)
@@ -209,7 +209,7 @@ class ProdutoResource(Resource):
         submitted = await _removal(request)
         expected = conditional.expected_versions(request, submitted.based_on)
         try:
-            removed = await storage.delete(id, expected, _autoria(request, media))
+            removed = await storage.delete(id, expected, autoria_of(request, media))
         except (NotFound, VersionConflict) as failure:
             return await _failed_write(request, media, failure, submitted, None)
         if media == HTML:
@@ -262,38 +262,9 @@ async def _failed_write(
         return conflict(request, errors.EDIT_CONFLICT, current)
     who = visitor(request)
     if typed is None:
-        values = _values(current)
-        return _edit_page(who, current, values, {}, submitted.listing, 409, remocao_recusada=True)
-    return _conflict_page(who, current, typed, submitted)
-
-
-def _conflict_page(
-    who: Visitante | None, current: Produto, typed: Produto, submitted: _Submitted
-) -> Response:
-    """The edit form again after someone else saved: a field this person left alone takes the
-    saved value, so Salvar never puts back what the other person replaced; the fields both
-    changed, to different values, are shown side by side. Without a base (a form not from our
-    page) every field counts as changed by both."""
-    base = submitted.base
-    mine = campos_mudados(base, typed) if base else frozenset(CAMPOS)
-    theirs = campos_mudados(base, current) if base else frozenset(CAMPOS)
-    saved = _values(current)
-    values = {
-        **{c: str(submitted.fields.get(c, "")) if c in mine else saved[c] for c in CAMPOS},
-        "versao": current.versao,
-        "base": saved["base"],
-    }
-    both = [c for c in CAMPOS if c in mine & theirs and getattr(typed, c) != getattr(current, c)]
-    rows = [(c, _shown(current, c), _shown(typed, c)) for c in both]
-    kept = [c for c in CAMPOS if c in theirs - mine]
-    return _edit_page(
-        who, current, values, {}, submitted.listing, 409, conflito=rows, mantidos=kept
-    )
-
-
-def _shown(produto: Produto, field: str) -> str:
-    value = getattr(produto, field)
-    return formatar_preco(value) if field == "preco" else str(value)
+        values = form_values(current)
+        return edit_page(who, current, values, {}, submitted.listing, 409, remocao_recusada=True)
+    return conflict_page(who, current, typed, submitted.fields, submitted.base, submitted.listing)
 
 
 async def _submitted(request: Request) -> _Submitted:
@@ -340,41 +311,6 @@ def _version(value: Any) -> int | None:
     raise errors.bad_request(errors.BAD_VERSION)
 
 
-def etag(produto: Produto, media: str) -> dict[str, str]:
-    return {"ETag": conditional.etag(produto, media, pages.load().fingerprint)}
-
-
-def to_the_list(request: Request, kind: str, produto: Produto, listing: Listing) -> Response:
-    """The browser's answer to a write: the list page it came from, with a notice of what was
-    done."""
-    response = Response(status_code=303, headers={"Location": listing.url})
-    # Written out rather than through SimpleCookie, which costs more than the rest of the
-    # answer; the value is percent-encoded, so it needs no quoting.
-    value = urllib.parse.quote(f"{kind}:{produto.id}:{produto.nome}", safe="")
-    secure = "; Secure" if request.scope["scheme"] == "https" else ""
-    cookie = f"{NOTICE_COOKIE}={value}; HttpOnly; Max-Age=60; Path=/; SameSite=Lax{secure}"
-    response.raw_headers += [(b"set-cookie", cookie.encode("latin-1")), (b"vary", b"Accept")]
-    return response
-
-
-@dataclass(frozen=True)
-class Aviso:
-    """The notice after a write, and the product a removal's "Desfazer" brings back."""
-
-    texto: str
-    desfazer: int | None
-
-
-def _notice(request: Request) -> Aviso | None:
-    value = urllib.parse.unquote(request.cookies.get(NOTICE_COOKIE, ""))
-    kind, _, rest = value.partition(":")
-    number, _, nome = rest.partition(":")
-    id = ler_id(number)
-    if kind not in _NOTICES or not nome or id is None:
-        return None
-    return Aviso(_NOTICES[kind].format(nome), id if kind == "removido" else None)
-
-
 async def _existing(request: Request) -> Produto:
     id = request.path_params["id"]
     produto = await services(request).storage.get(id)
@@ -390,68 +326,3 @@ async def _not_found(request: Request, id: int) -> Exception:
     if removal is not None:
         return errors.product_removed(id, removal)
     return errors.product_not_found(id)
-
-
-def _autoria(request: Request, media: str) -> Autoria:
-    """Who makes this change, for its event: a browser's form is "web", JSON is "api"."""
-    return historia.autoria(
-        principal(request), "web" if media == HTML else "api", request_id(request)
-    )
-
-
-def _edit_page(
-    who: Visitante | None,
-    produto: Produto,
-    values: dict[str, Any],
-    problems: dict[str, str],
-    listing: Listing,
-    status_code: int = 200,
-    headers: dict[str, str] | None = None,
-    conflito: list[tuple[str, str, str]] | None = None,
-    mantidos: list[str] | None = None,
-    remocao_recusada: bool = False,
-) -> Response:
-    return pages.load().render(
-        "produtos/editar.html",
-        status_code,
-        headers or {"Cache-Control": "no-cache", **VARY},
-        produto=produto,
-        valores=values,
-        erros=problems,
-        lista=listing.query,
-        volta=listing.url,
-        edicao=listing.carried(f"/produtos/{produto.id}"),
-        conflito=conflito,
-        mantidos=mantidos,
-        remocao_recusada=remocao_recusada,
-        quem=who,
-    )
-
-
-def _new_page(
-    who: Visitante | None,
-    listing: Listing,
-    values: dict[str, Any],
-    problems: dict[str, str],
-    status_code: int = 200,
-) -> Response:
-    return pages.load().render(
-        "produtos/novo.html",
-        status_code,
-        VARY,
-        valores=values,
-        erros=problems,
-        lista=listing.query,
-        volta=listing.url,
-        quem=who,
-    )
-
-
-def _values(produto: Produto) -> dict[str, Any]:
-    return {
-        "nome": produto.nome,
-        "descricao": produto.descricao,
-        "preco": preco_no_campo(produto.preco),
-        "versao": produto.versao,
-        "base": base_de(produto),
-    }
