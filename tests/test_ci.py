@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import databases
+from tests import conftest, databases
 
 ROOT = Path(__file__).parent.parent
 
@@ -31,3 +31,21 @@ def test_on_a_laptop_without_it_the_test_is_skipped_with_the_reason(
     monkeypatch.setattr(databases, "STRICT", False)
     with pytest.raises(pytest.skip.Exception, match="apt-get install haproxy"):
         databases.unavailable("HAProxy is not installed: apt-get install haproxy")
+
+
+def test_under_ci_any_skip_whatever_its_source_is_reported_as_a_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A `pytest.skip`, a skip marker or an xfail added later fails CI too: the conftest hook
+    turns every skipped report into a failure, not only `unavailable`'s."""
+    for strict, outcome in ((True, "failed"), (False, "skipped")):
+        monkeypatch.setattr(conftest, "STRICT", strict)
+        report = pytest.TestReport("t.py::t", ("t.py", 1, "t"), {}, "skipped", None, "call")
+        wrapper = conftest.pytest_runtest_makereport(
+            None,  # type: ignore[arg-type]
+            None,  # type: ignore[arg-type]
+        )
+        next(wrapper)
+        with pytest.raises(StopIteration) as done:
+            wrapper.send(report)
+        assert done.value.value.outcome == outcome
