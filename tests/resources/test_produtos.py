@@ -1,5 +1,6 @@
 """The spec's reference flow, through HTTP on the real app and a real SQLite file."""
 
+import dataclasses
 import re
 
 import pytest
@@ -186,6 +187,17 @@ class TestCreation:
         assert cookie.startswith("aviso=adicionado%3A1%3ACaderno; ")
         assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
         assert ("Secure" in cookie) is secure
+
+    def test_behind_a_trusted_balancer_over_https_the_notice_cookie_is_secure_too(
+        self, settings: Settings
+    ) -> None:
+        balanced = dataclasses.replace(settings, trusted_proxies=("testclient",))
+        with TestClient(create_app(balanced), follow_redirects=False) as client:
+            forwarded = {"x-forwarded-proto": "https"}
+            cookie = client.post("/produtos", data=FORM_BODY, headers=forwarded).headers[
+                "set-cookie"
+            ]
+        assert cookie.startswith("aviso=") and cookie.endswith("; Secure")
 
     def test_an_id_in_the_body_is_ignored(self, client: TestClient, db: Database) -> None:
         response = client.post("/produtos", data={**FORM_BODY, "produto.id": "777"})

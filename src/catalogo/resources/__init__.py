@@ -117,3 +117,22 @@ def etag(produto: Produto, media: str) -> dict[str, str]:
 def autoria_of(request: Request, media: str) -> Autoria:
     """Who makes this change, for its event: a browser's form is "web", JSON is "api"."""
     return autoria(principal(request), "web" if media == HTML else "api", request_id(request))
+
+
+def write_cookie(
+    response: Response,
+    name: str,
+    value: str,
+    *,
+    https: bool,
+    max_age: int,
+    path: str = "/",
+    same_site: str = "Lax",
+) -> None:
+    """An HttpOnly cookie, written out rather than through SimpleCookie, which costs more than
+    the rest of a write's answer: `value` must be cookie-safe as it is (percent-encoded, or a
+    token's alphabet). `https` is Gate.over_https, so a balancer's TLS counts. Max-Age 0
+    deletes it."""
+    secure = "; Secure" if https else ""
+    cookie = f"{name}={value}; HttpOnly; Max-Age={max_age}; Path={path}; SameSite={same_site}"
+    response.raw_headers.append((b"set-cookie", (cookie + secure).encode("latin-1")))

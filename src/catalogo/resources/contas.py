@@ -21,7 +21,7 @@ from catalogo.accounts import Busy, ContaInvalida, Principal, Throttled
 from catalogo.bodies import read_form
 from catalogo.identity import principal, visitor
 from catalogo.negotiation import HTML
-from catalogo.resources import VARY, Resource, Services, negotiate, services
+from catalogo.resources import VARY, Resource, Services, negotiate, services, write_cookie
 from catalogo.storage import UnknownUser, UserExists
 
 WRONG = "Nome ou senha incorretos."
@@ -104,22 +104,20 @@ JUST_MADE_COOKIE = "token_novo"
 
 def _set_new_token(response: Response, https: bool, value: str, lifetime: int) -> None:
     """`value` is the token's id, a dot and its secret: characters a cookie takes as they are."""
-    secure = "; Secure" if https else ""
-    cookie = (
-        f"{JUST_MADE_COOKIE}={value}; HttpOnly; Max-Age={lifetime}; "
-        f"Path=/tokens; SameSite=Strict{secure}"
+    write_cookie(
+        response,
+        JUST_MADE_COOKIE,
+        value,
+        https=https,
+        max_age=lifetime,
+        path="/tokens",
+        same_site="Strict",
     )
-    response.raw_headers.append((b"set-cookie", cookie.encode("latin-1")))
 
 
 def _set_cookie(response: Response, https: bool, secret: str, lifetime: int) -> None:
-    """Written out as produtos.py writes its notice; `__Host-` (HTTPS) pins it to this host."""
-    secure = "; Secure" if https else ""
-    cookie = (
-        f"{session_cookie(https)}={secret}; HttpOnly; Max-Age={lifetime}; Path=/; "
-        f"SameSite=Lax{secure}"
-    )
-    response.raw_headers.append((b"set-cookie", cookie.encode("latin-1")))
+    """The session's: `__Host-` (HTTPS) pins it to this host."""
+    write_cookie(response, session_cookie(https), secret, https=https, max_age=lifetime)
 
 
 def _page(proximo: str, nome: str, erro: str | None, status_code: int = 200) -> Response:

@@ -21,7 +21,7 @@ from catalogo.produtos import (
     ler_id,
     preco_no_campo,
 )
-from catalogo.resources import VARY
+from catalogo.resources import VARY, services, write_cookie
 
 NOTICE_COOKIE = "aviso"
 _NOTICES = {
@@ -35,13 +35,10 @@ _NOTICES = {
 def to_the_list(request: Request, kind: str, produto: Produto, listing: Listing) -> Response:
     """The browser's answer to a write: the list page it came from, with a notice of what was
     done."""
-    response = Response(status_code=303, headers={"Location": listing.url})
-    # Written out rather than through SimpleCookie, which costs more than the rest of the
-    # answer; the value is percent-encoded, so it needs no quoting.
+    response = Response(status_code=303, headers={"Location": listing.url, **VARY})
     value = urllib.parse.quote(f"{kind}:{produto.id}:{produto.nome}", safe="")
-    secure = "; Secure" if request.scope["scheme"] == "https" else ""
-    cookie = f"{NOTICE_COOKIE}={value}; HttpOnly; Max-Age=60; Path=/; SameSite=Lax{secure}"
-    response.raw_headers += [(b"set-cookie", cookie.encode("latin-1")), (b"vary", b"Accept")]
+    https = services(request).gate.over_https(request)
+    write_cookie(response, NOTICE_COOKIE, value, https=https, max_age=60)
     return response
 
 
