@@ -230,6 +230,18 @@ class TestRestoring:
         assert reader.status_code == 403
         assert stored(db, int(str(id))) is None
 
+    def test_a_malformed_body_is_400_and_restores_nothing(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_json(client, CANECA)["id"]
+        client.delete(f"/produtos/{id}", headers=JSON)
+        for body, kind in ((b"{", "application/json"), (b"x", "text/plain")):
+            refused = client.post(
+                f"/produtos/{id}/restauracao", content=body, headers={**JSON, "content-type": kind}
+            )
+            assert refused.status_code in (400, 415)
+        assert stored(db, int(str(id))) is None
+
     def test_a_bad_way_back_is_400_and_restores_nothing(
         self, client: TestClient, db: Database
     ) -> None:

@@ -5,7 +5,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import errors
-from catalogo.bodies import read_form
+from catalogo.bodies import read_form, read_json
 from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import representacao
@@ -31,8 +31,11 @@ class RestauracaoResource(Resource):
         media = negotiate(request)
         id = request.path_params["id"]
         listing = Listing()
-        if await request.body() and not body_is_json(request):
-            listing = Listing.returning_to(await read_form(request, (RETURN_PARAMETER,)))
+        if await request.body():  # a body is optional; one that is sent must be well formed
+            if body_is_json(request):
+                await read_json(request)  # nothing in it is read
+            else:
+                listing = Listing.returning_to(await read_form(request, (RETURN_PARAMETER,)))
         try:
             restored = await services(request).storage.restore(id, autoria_of(request, media))
         except NotFound:
