@@ -124,6 +124,12 @@ class TestEveryWriteLeavesAnEvent:
         page = client.get(f"/produtos/{id}").text
         assert '<p class="datas">Criado em ' in page and "atualizado em" not in page
         client.put(f"/produtos/{id}", json={**CANECA, "nome": "Xícara"}, headers=JSON)
+        minute = 1_800_000_000  # a whole minute: 2027-01-15 08:00 UTC
+        db.execute(
+            "UPDATE produtos SET criado_em = ?, atualizado_em = ? WHERE id = ?",
+            (minute, minute + 30, id),
+        )
+        assert "atualizado em" not in client.get(f"/produtos/{id}").text  # the same minute
         db.execute("UPDATE produtos SET atualizado_em = atualizado_em + 3600 WHERE id = ?", (id,))
         assert " · atualizado em " in client.get(f"/produtos/{id}").text
 

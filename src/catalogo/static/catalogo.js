@@ -22,7 +22,7 @@ function askBeforeRemoving(trigger) {
   text.id = "confirmacao-texto";
   const name = document.createElement("bdi"); // its text direction stays inside it
   name.textContent = trigger.dataset.nome;
-  text.append("«", name, "» será removido do catálogo. Esta ação não pode ser desfeita.");
+  text.append("«", name, "» será removido do catálogo. Você poderá desfazer em seguida.");
 
   const removal = document.createElement("form");
   removal.method = "post";
