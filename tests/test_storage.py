@@ -4,6 +4,7 @@ an idempotency key is honoured once. Each test runs on SQLite and on PostgreSQL.
 import asyncio
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
+from typing import TypeVar
 
 import pytest
 
@@ -14,11 +15,14 @@ from catalogo.storage import (
     Cursor,
     KeyClaim,
     KeyTaken,
+    Page,
     Storage,
     VersionConflict,
     open_storage,
 )
 from tests.databases import Database
+
+T = TypeVar("T")
 
 
 def produto(nome: str) -> Produto:
@@ -105,8 +109,112 @@ def test_pages_walk_the_whole_catalog_newest_first(database: str) -> None:
         cursor: Cursor | None = Cursor(4)
         while cursor is not None:
             page = await storage.page(cursor)
-            seen += [p.id for p in page.produtos if p.id]
+            seen += [p.id for p in page.items if p.id]
             cursor = page.next
         assert seen == list(range(10, 0, -1))
+
+    run(database, test)
+
+
+async def walk(read: Callable[[Cursor], Awaitable[Page[T]]], key: Callable[[T], int]) -> list[int]:
+    """Every item's key, following `next` from the first page, then `prev` back from the last."""
+    forward: list[int] = []
+    cursor: Cursor | None = Cursor(3)
+    last = None
+    while cursor is not None:
+        last = await read(cursor)
+        forward += [key(item) for item in last.items]
+        cursor = last.next
+    backward: list[int] = []
+    cursor = last.prev if last else None
+    while cursor is not None:
+        page = await read(cursor)
+        backward = [key(item) for item in page.items] + backward
+        cursor = page.prev
+    assert backward + [key(item) for item in last.items] == forward if last else True
+    return forward
+
+
+def test_a_history_pages_through_a_products_events_newest_first(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        criado = await storage.create(produto("v1"), CLI)
+        assert criado.id is not None
+        other = await storage.create(produto("outro"), CLI)
+        for n in range(2, 9):
+            await storage.update(criado.id, produto(f"v{n}"), None, CLI)
+        await storage.delete(criado.id, None, CLI)
+        await storage.restore(criado.id, CLI)
+
+        versions = await walk(lambda c: storage.history(criado.id or 0, c), lambda e: e.versao)
+        assert versions == list(range(10, 0, -1))
+        page = await storage.history(criado.id, Cursor(3))
+        assert [e.tipo for e in page.items] == ["restaurado", "removido", "alterado"]
+        assert page.items[2].antes == {"nome": "v7", "descricao": "", "preco": "1.50"}
+        assert [e.versao for e in (await storage.history(other.id or 0, Cursor(3))).items] == [1]
+        assert (await storage.history(999, Cursor(3))).items == []
+
+    run(database, test)
+
+
+def test_versions_since_one_give_the_base_of_a_merge_and_what_came_after(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        criado = await storage.create(produto("a"), CLI)
+        assert criado.id is not None
+        for nome in ("b", "c", "d"):
+            await storage.update(criado.id, produto(nome), None, CLI)
+        since = await storage.versions(criado.id, 2, 2)
+        assert [(e.versao, (e.depois or {})["nome"]) for e in since] == [(2, "b"), (3, "c")]
+        assert await storage.versions(criado.id, 9, 2) == []
+
+    run(database, test)
+
+
+def test_the_trash_lists_removed_products_latest_removal_first(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        await storage.create_many((produto(f"p{n}") for n in range(8)), CLI)
+        for id in (3, 1, 7, 2, 8):
+            await storage.delete(id, None, CLI)
+        await storage.restore(2, CLI)
+
+        assert await walk(storage.trash, lambda r: r.produto.id or 0) == [8, 7, 1, 3]
+        removal = await storage.removed(7)
+        assert removal is not None and removal.produto.nome == "p6"
+        assert await storage.removed(2) is None and await storage.removed(4) is None
+
+    run(database, test)
+
+
+def test_purging_deletes_only_products_removed_before_the_time_given(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        await storage.create_many((produto(f"p{n}") for n in range(4)), CLI)
+        await storage.delete(1, None, CLI)
+        await storage.delete(2, None, CLI)
+        second = await storage.removed(2)
+        assert second is not None
+        assert await storage.purge(second.em) == 1  # removed before the second removal
+        assert await storage.removed(1) is None and await storage.removed(2) is not None
+        assert [e.tipo for e in (await storage.history(1, Cursor(5))).items] == [
+            "removido",
+            "criado",
+        ]  # events stay
+        assert await storage.purge(second.em + 1) == 1
+        assert await storage.purge(second.em + 1) == 0
+        await storage.create(produto("novo"), CLI)
+        assert [p.id for p in (await storage.page(Cursor(9))).items] == [5, 4, 3]
+
+    run(database, test)
+
+
+def test_the_feed_gives_every_event_once_in_id_order(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        criado = await storage.create(produto("a"), CLI)
+        assert criado.id is not None
+        await storage.update(criado.id, produto("b"), None, CLI)
+        await storage.delete(criado.id, None, CLI)
+        first = await storage.events(0, 2)
+        rest = await storage.events(first[-1].id, 2)
+        assert [e.tipo for e in first + rest] == ["criado", "alterado", "removido"]
+        assert [e.id for e in first + rest] == sorted({e.id for e in first + rest})
+        assert await storage.events(rest[-1].id, 2) == []
 
     run(database, test)

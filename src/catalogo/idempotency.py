@@ -59,8 +59,8 @@ async def create_once(
     claim = await storage.claim_key(key, fingerprint(media, produto))
     if claim.state == "created" and claim.created is not None:
         # The first answer again: the product as created, at version 1, whatever came after.
-        first = await storage.version(claim.created, 1)
-        at = None if first is None else first.em
+        first = await storage.versions(claim.created, 1, 1)
+        at = first[0].em if first and first[0].versao == 1 else None
         replay = answer(
             produto.model_copy(
                 update={"id": claim.created, "versao": 1, "criado_em": at, "atualizado_em": at}

@@ -93,7 +93,7 @@ class ProdutosResource(Resource):
         if links:
             headers["Link"] = ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())
         if media == JSON:
-            produtos = [representacao(p) for p in page.produtos]
+            produtos = [representacao(p) for p in page.items]
             return json_response({"produtos": produtos, "links": links}, headers=headers)
         aviso = notice(request)
         if aviso:

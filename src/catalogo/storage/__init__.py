@@ -24,7 +24,7 @@ once on every instance.
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, Protocol
+from typing import Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
 from catalogo.historia import Autoria, Evento
@@ -49,11 +49,12 @@ class NotRemoved(Exception):
 
 
 class Removal(NamedTuple):
-    """When a removed product was removed, and by whom (None: anonymously)."""
+    """A removed product: when it was removed, by whom (None: anonymously), and what it was."""
 
     em: float
     quem: str | None
     token: str | None
+    produto: Produto
 
 
 class VersionConflict(Exception):
@@ -100,36 +101,46 @@ class KeyTaken(Exception):
 
 @dataclass(frozen=True)
 class Cursor:
-    """A page request: the first page, or the products just after or before an id."""
+    """A page request: the first page, or the items just after or before one, named by its id
+    (a product's in the list and the trash, an event's in a history)."""
 
     limit: int
     after: int | None = None
     before: int | None = None
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
-class Page:
-    produtos: list[Produto]
+class Page(Generic[T]):
+    items: list[T]
     next: Cursor | None
     prev: Cursor | None
 
 
 def page_of(
-    cursor: Cursor, produtos: list[Produto], older: bool, newer: int, anywhere: bool
-) -> Page:
-    """A page and its links, from what lies around it: whether any product is `older` than its
-    last, how many are `newer` than its first (counted up to one page and one more), and, for
-    an empty page, whether the catalog has any product at all (then the way back is page 1)."""
-    if not produtos:
+    cursor: Cursor,
+    items: list[T],
+    ids: tuple[int, int] | None,
+    older: bool,
+    newer: int,
+    anywhere: bool,
+) -> Page[T]:
+    """A page and its links, from what lies around it: the `ids` of its first and last items,
+    whether any item is `older` than its last, how many are `newer` than its first (counted up
+    to one page and one more), and, for an empty page, whether there is any item at all (then
+    the way back is page 1)."""
+    if not items or ids is None:
         paged = cursor.after is not None or cursor.before is not None
         return Page([], None, Cursor(cursor.limit) if anywhere and paged else None)
+    first, last = ids
     prev = None
     if newer > cursor.limit:
-        prev = Cursor(cursor.limit, before=produtos[0].id)
+        prev = Cursor(cursor.limit, before=first)
     elif newer:
         prev = Cursor(cursor.limit)  # what is newer fits on the first page
-    last = produtos[-1].id
-    return Page(produtos, Cursor(cursor.limit, after=last) if older else None, prev)
+    return Page(items, Cursor(cursor.limit, after=last) if older else None, prev)
 
 
 def unobserved(value: int) -> None:
@@ -146,7 +157,7 @@ class Instruments:
 
 
 class Storage(Protocol):
-    async def page(self, cursor: Cursor) -> Page: ...
+    async def page(self, cursor: Cursor) -> Page[Produto]: ...
 
     async def get(self, id: int) -> Produto | None: ...
 
@@ -173,8 +184,26 @@ class Storage(Protocol):
         """When and by whom a removed product was removed; None if it is not removed."""
         ...
 
-    async def version(self, id: int, versao: int) -> Evento | None:
-        """The event that made version `versao` of a product."""
+    async def trash(self, cursor: Cursor) -> Page[Removal]:
+        """Removed products, the latest removal first."""
+        ...
+
+    async def purge(self, removed_before: float) -> int:
+        """Deletes for good the products removed before then (their events stay); says how
+        many."""
+        ...
+
+    async def history(self, id: int, cursor: Cursor) -> Page[Evento]:
+        """A product's events, newest first."""
+        ...
+
+    async def versions(self, id: int, since: int, limit: int) -> list[Evento]:
+        """The events that made version `since` of a product and those after it, oldest
+        first: the base of a three-way merge, and what others changed since."""
+        ...
+
+    async def events(self, after: int, limit: int) -> list[Evento]:
+        """Every product's events after event `after`, in id order: the change feed."""
         ...
 
     async def claim_key(self, key: str, fingerprint: str) -> KeyClaim: ...

@@ -22,14 +22,12 @@ from catalogo import historia, storage
 from catalogo.historia import Autoria
 from catalogo.produtos import Produto
 from catalogo.storage.postgres_accounts import PostgresAccounts
+from catalogo.storage.postgres_history import EVENT_COLUMNS, PostgresHistory, produto_of
 from catalogo.storage.postgres_pool import Connection
 
 SEED_BATCH = 10_000
 _COLUMNS = "id, nome, descricao, preco, versao, criado_em, atualizado_em"
 _LIVE = "removido_em IS NULL"
-_EVENT_COLUMNS = (
-    "produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em"
-)
 # Held from an event's insert to its commit, so that events become visible in id order and a
 # feed reader never passes over one that commits late (a sequence value taken early can
 # commit after a larger one). The key is any constant of our own: "catalogo" in ASCII.
@@ -57,33 +55,22 @@ _THIS_SESSION = f"(SELECT {_SESSION} FROM pg_stat_activity WHERE pid = pg_backen
 _HOLDER_GONE = f"NOT EXISTS (SELECT FROM pg_stat_activity WHERE {_SESSION} = k.holder)"
 
 
-def _produto(row: Any) -> Produto:
-    return Produto.model_construct(
-        id=row[0],
-        nome=row[1],
-        descricao=row[2],
-        preco=row[3],
-        versao=row[4],
-        criado_em=row[5],
-        atualizado_em=row[6],
-    )
-
-
-class PostgresStorage(PostgresAccounts):
-    async def page(self, cursor: storage.Cursor) -> storage.Page:
+class PostgresStorage(PostgresHistory, PostgresAccounts):
+    async def page(self, cursor: storage.Cursor) -> storage.Page[Produto]:
         if cursor.before is not None:
             rows = await self._fetch(_PAGE_BEFORE, cursor.limit, cursor.before)
         elif cursor.after is not None:
             rows = await self._fetch(_PAGE_AFTER, cursor.limit, cursor.after)
         else:
             rows = await self._fetch(_FIRST_PAGE, cursor.limit)
-        produtos = [_produto(row) for row in rows if row[0] is not None]
+        produtos = [produto_of(row) for row in rows if row[0] is not None]
         older, newer, anywhere = rows[0][7], rows[0][8], rows[0][9]
-        return storage.page_of(cursor, produtos, older, newer, anywhere)
+        ids = (rows[0][0], rows[-1][0]) if produtos else None
+        return storage.page_of(cursor, produtos, ids, older, newer, anywhere)
 
     async def get(self, id: int) -> Produto | None:
         rows = await self._fetch(f"SELECT {_COLUMNS} FROM produtos WHERE id = $1 AND {_LIVE}", id)
-        return _produto(rows[0]) if rows else None
+        return produto_of(rows[0]) if rows else None
 
     async def create(self, produto: Produto, autoria: Autoria) -> Produto:
         return await self._change(lambda connection: _insert(connection, produto, autoria))
@@ -113,7 +100,7 @@ class PostgresStorage(PostgresAccounts):
                             (row[0], "criado", 1, None, _fields(*fields), *autoria, now)
                             for row, fields in zip(ids, batch, strict=True)
                         ],
-                        columns=_EVENT_COLUMNS.split(", "),
+                        columns=EVENT_COLUMNS.split(", "),
                     )
                 added += len(batch)
             return added
@@ -171,7 +158,7 @@ class PostgresStorage(PostgresAccounts):
             )
             if row is None:
                 raise storage.NotFound()
-            current = _produto(row)
+            current = produto_of(row)
             if row[7] is None:
                 raise storage.NotRemoved(current)
             now = time.time()
@@ -186,23 +173,6 @@ class PostgresStorage(PostgresAccounts):
             return back
 
         return await self._change(restore)
-
-    async def removed(self, id: int) -> storage.Removal | None:
-        rows = await self._fetch(
-            "SELECT p.removido_em, e.quem, e.token FROM produtos p LEFT JOIN eventos e "
-            "ON e.produto_id = p.id AND e.versao = p.versao AND e.tipo = 'removido' "
-            "WHERE p.id = $1 AND p.removido_em IS NOT NULL",
-            id,
-        )
-        return storage.Removal(*rows[0]) if rows else None
-
-    async def version(self, id: int, versao: int) -> historia.Evento | None:
-        rows = await self._fetch(
-            f"SELECT id, {_EVENT_COLUMNS} FROM eventos WHERE produto_id = $1 AND versao = $2",
-            id,
-            versao,
-        )
-        return _evento(rows[0]) if rows else None
 
     async def claim_key(self, key: str, fingerprint: str) -> storage.KeyClaim:
         now = time.time()
@@ -308,7 +278,7 @@ async def _current(connection: Connection, id: int, versions: Collection[int] | 
     )
     if row is None:
         raise storage.NotFound()
-    current = _produto(row)
+    current = produto_of(row)
     if versions is not None and current.versao not in versions:
         raise storage.VersionConflict(current)
     return current
@@ -326,7 +296,7 @@ async def _record(
     """The change's event, in the change's own transaction, last: see _EVENTS_LOCK."""
     await connection.execute(_EVENTS_LOCK)
     await connection.execute(
-        f"INSERT INTO eventos ({_EVENT_COLUMNS}) "
+        f"INSERT INTO eventos ({EVENT_COLUMNS}) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         produto.id,
         tipo,
@@ -340,20 +310,3 @@ async def _record(
 
 def _fields(nome: str, descricao: str, preco: Any) -> str:
     return historia.campos(Produto.model_construct(nome=nome, descricao=descricao, preco=preco))
-
-
-def _evento(row: Any) -> historia.Evento:
-    return historia.Evento(
-        id=row[0],
-        produto_id=row[1],
-        tipo=row[2],
-        versao=row[3],
-        antes=historia.ler_campos(row[4]),
-        depois=historia.ler_campos(row[5]),
-        quem=row[6],
-        token=row[7],
-        origem=row[8],
-        request_id=row[9],
-        lote=row[10],
-        em=row[11],
-    )

@@ -17,27 +17,10 @@ from catalogo import historia, storage
 from catalogo.historia import Autoria
 from catalogo.produtos import Produto
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
+from catalogo.storage.sqlite_history import COLUMNS, EVENT_COLUMNS, LIVE, SQLiteHistory, produto_of
 from catalogo.storage.sqlite_writer import Writer, connect
 
 T = TypeVar("T")
-_EVENT_COLUMNS = (
-    "produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em"
-)
-_COLUMNS = "id, nome, descricao, preco_centavos, versao, criado_em, atualizado_em"
-_LIVE = "removido_em IS NULL"
-
-
-def _produto(row: tuple[Any, ...]) -> Produto:
-    id, nome, descricao, centavos, versao, criado_em, atualizado_em = row
-    return Produto.model_construct(
-        id=id,
-        nome=nome,
-        descricao=descricao,
-        preco=Decimal(centavos).scaleb(-2),
-        versao=versao,
-        criado_em=criado_em,
-        atualizado_em=atualizado_em,
-    )
 
 
 def _insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) -> Produto:
@@ -65,7 +48,7 @@ def _record(
 ) -> None:
     """The change's event, in the change's own transaction (see historia.py)."""
     connection.execute(
-        f"INSERT INTO eventos ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO eventos ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             produto.id,
             tipo,
@@ -81,11 +64,11 @@ def _record(
 def _current(connection: sqlite3.Connection, id: int, versions: Collection[int] | None) -> Produto:
     """The live product a write is about to change, at one of the `versions` it expects."""
     rows = connection.execute(
-        f"SELECT {_COLUMNS} FROM produtos WHERE id = ? AND {_LIVE}", (id,)
+        f"SELECT {COLUMNS} FROM produtos WHERE id = ? AND {LIVE}", (id,)
     ).fetchall()
     if not rows:
         raise storage.NotFound()
-    current = _produto(rows[0])
+    current = produto_of(rows[0])
     if versions is not None and current.versao not in versions:
         raise storage.VersionConflict(current)
     return current
@@ -106,25 +89,7 @@ def _fields(nome: str, descricao: str, centavos: int) -> str:
     )
 
 
-def _evento(row: tuple[Any, ...]) -> historia.Evento:
-    id, produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em = row
-    return historia.Evento(
-        id=id,
-        produto_id=produto_id,
-        tipo=tipo,
-        versao=versao,
-        antes=historia.ler_campos(antes),
-        depois=historia.ler_campos(depois),
-        quem=quem,
-        token=token,
-        origem=origem,
-        lote=lote,
-        request_id=request_id,
-        em=em,
-    )
-
-
-class SQLiteStorage(SQLiteAccounts):
+class SQLiteStorage(SQLiteHistory, SQLiteAccounts):
     def __init__(
         self,
         path: str,
@@ -148,15 +113,15 @@ class SQLiteStorage(SQLiteAccounts):
     async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T:
         return await self._writer.submit(work)
 
-    async def page(self, cursor: storage.Cursor) -> storage.Page:
+    async def page(self, cursor: storage.Cursor) -> storage.Page[Produto]:
         self._read("BEGIN")
         try:
             return self._page(cursor)
         finally:
             self._read("COMMIT")
 
-    def _page(self, cursor: storage.Cursor) -> storage.Page:
-        base = f"SELECT {_COLUMNS} FROM produtos WHERE {_LIVE}"
+    def _page(self, cursor: storage.Cursor) -> storage.Page[Produto]:
+        base = f"SELECT {COLUMNS} FROM produtos WHERE {LIVE}"
         if cursor.before is not None:
             rows = self._read(
                 f"{base} AND id > ? ORDER BY id ASC LIMIT ?", (cursor.before, cursor.limit)
@@ -168,21 +133,22 @@ class SQLiteStorage(SQLiteAccounts):
         else:
             rows = self._read(f"{base} ORDER BY id DESC LIMIT ?", (cursor.limit,))
         if not rows:
-            anywhere = self._read(f"SELECT EXISTS(SELECT 1 FROM produtos WHERE {_LIVE})")[0][0]
-            return storage.page_of(cursor, [], False, 0, anywhere)
+            anywhere = self._read(f"SELECT EXISTS(SELECT 1 FROM produtos WHERE {LIVE})")[0][0]
+            return storage.page_of(cursor, [], None, False, 0, anywhere)
         first, last = rows[0][0], rows[-1][0]
         older = self._read(
-            f"SELECT EXISTS(SELECT 1 FROM produtos WHERE {_LIVE} AND id < ?)", (last,)
+            f"SELECT EXISTS(SELECT 1 FROM produtos WHERE {LIVE} AND id < ?)", (last,)
         )[0][0]
         newer = self._read(
-            f"SELECT count(*) FROM (SELECT 1 FROM produtos WHERE {_LIVE} AND id > ? LIMIT ?)",
+            f"SELECT count(*) FROM (SELECT 1 FROM produtos WHERE {LIVE} AND id > ? LIMIT ?)",
             (first, cursor.limit + 1),
         )[0][0]
-        return storage.page_of(cursor, [_produto(row) for row in rows], older, newer, True)
+        items = [produto_of(row) for row in rows]
+        return storage.page_of(cursor, items, (first, last), older, newer, True)
 
     async def get(self, id: int) -> Produto | None:
-        rows = self._read(f"SELECT {_COLUMNS} FROM produtos WHERE id = ? AND {_LIVE}", (id,))
-        return _produto(rows[0]) if rows else None
+        rows = self._read(f"SELECT {COLUMNS} FROM produtos WHERE id = ? AND {LIVE}", (id,))
+        return produto_of(rows[0]) if rows else None
 
     async def create(self, produto: Produto, autoria: Autoria) -> Produto:
         return await self._writer.submit(lambda c: _insert(c, produto, autoria))
@@ -205,7 +171,7 @@ class SQLiteStorage(SQLiteAccounts):
                 rows,
             )
             connection.executemany(
-                f"INSERT INTO eventos ({_EVENT_COLUMNS}) VALUES (?, 'criado', 1, NULL, ?, "
+                f"INSERT INTO eventos ({EVENT_COLUMNS}) VALUES (?, 'criado', 1, NULL, ?, "
                 "?, ?, ?, ?, ?, ?)",
                 (
                     (first + i, _fields(nome, descricao, centavos), *autoria, now)
@@ -262,11 +228,11 @@ class SQLiteStorage(SQLiteAccounts):
     async def restore(self, id: int, autoria: Autoria) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:
             rows = connection.execute(
-                f"SELECT {_COLUMNS}, removido_em FROM produtos WHERE id = ?", (id,)
+                f"SELECT {COLUMNS}, removido_em FROM produtos WHERE id = ?", (id,)
             ).fetchall()
             if not rows:
                 raise storage.NotFound()
-            current = _produto(rows[0][:-1])
+            current = produto_of(rows[0][:-1])
             if rows[0][-1] is None:
                 raise storage.NotRemoved(current)
             now = time.time()
@@ -280,22 +246,6 @@ class SQLiteStorage(SQLiteAccounts):
             return back
 
         return await self._writer.submit(run)
-
-    async def removed(self, id: int) -> storage.Removal | None:
-        rows = self._read(
-            "SELECT p.removido_em, e.quem, e.token FROM produtos p LEFT JOIN eventos e "
-            "ON e.produto_id = p.id AND e.versao = p.versao AND e.tipo = 'removido' "
-            "WHERE p.id = ? AND p.removido_em IS NOT NULL",
-            (id,),
-        )
-        return storage.Removal(*rows[0]) if rows else None
-
-    async def version(self, id: int, versao: int) -> historia.Evento | None:
-        rows = self._read(
-            f"SELECT id, {_EVENT_COLUMNS} FROM eventos WHERE produto_id = ? AND versao = ?",
-            (id, versao),
-        )
-        return _evento(rows[0]) if rows else None
 
     async def claim_key(self, key: str, fingerprint: str) -> storage.KeyClaim:
         def run(connection: sqlite3.Connection) -> storage.KeyClaim:

@@ -1,0 +1,174 @@
+"""History in PostgreSQL: the half of postgres.py's store that reads events and removed products
+(the history page, the trash, the change feed) and purges the trash, on the same pool.
+
+The indexes and orders are sqlite_history.py's. A page and what lies around it are read in one
+read-only REPEATABLE READ transaction, so they are one snapshot. The feed's order needs nothing
+here: postgres.py makes events visible in id order as they are written (its _EVENTS_LOCK).
+"""
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from catalogo import historia, storage
+from catalogo.produtos import Produto
+from catalogo.storage.postgres_pool import Connection, PostgresPool
+
+T = TypeVar("T")
+EVENT_COLUMNS = "produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em"
+_REMOVED = (
+    "SELECT p.id, p.nome, p.descricao, p.preco, p.versao, p.criado_em, p.atualizado_em, "
+    "p.removido_em, e.quem, e.token FROM produtos p LEFT JOIN eventos e "
+    "ON e.produto_id = p.id AND e.versao = p.versao WHERE p.removido_em IS NOT NULL"
+)
+_POSITION = "(SELECT removido_em, id FROM produtos WHERE id = $2 AND removido_em IS NOT NULL)"
+_ANY_REMOVED = "SELECT 1 FROM produtos WHERE removido_em IS NOT NULL"
+_EVENTS = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = $1"
+_ANY_EVENT = "SELECT 1 FROM eventos WHERE produto_id = $1"
+
+
+def produto_of(row: Any) -> Produto:
+    return Produto.model_construct(
+        id=row[0],
+        nome=row[1],
+        descricao=row[2],
+        preco=row[3],
+        versao=row[4],
+        criado_em=row[5],
+        atualizado_em=row[6],
+    )
+
+
+def evento_of(row: Any) -> historia.Evento:
+    return historia.Evento(
+        id=row[0],
+        produto_id=row[1],
+        tipo=row[2],
+        versao=row[3],
+        antes=historia.ler_campos(row[4]),
+        depois=historia.ler_campos(row[5]),
+        quem=row[6],
+        token=row[7],
+        origem=row[8],
+        request_id=row[9],
+        lote=row[10],
+        em=row[11],
+    )
+
+
+def _removal(row: Any) -> storage.Removal:
+    return storage.Removal(row[7], row[8], row[9], produto_of(row))
+
+
+class PostgresHistory(PostgresPool):
+    async def _snapshot(self, read: Callable[[Connection], Awaitable[T]]) -> T:
+        async def run(connection: Connection) -> T:
+            async with connection.transaction(isolation="repeatable_read", readonly=True):
+                return await read(connection)
+
+        return await self._run(run)
+
+    async def removed(self, id: int) -> storage.Removal | None:
+        rows = await self._fetch(f"{_REMOVED} AND p.id = $1", id)
+        return _removal(rows[0]) if rows else None
+
+    async def trash(self, cursor: storage.Cursor) -> storage.Page[storage.Removal]:
+        async def read(connection: Connection) -> storage.Page[storage.Removal]:
+            order = "ORDER BY p.removido_em DESC, p.id DESC LIMIT $1"
+            if cursor.before is not None:
+                rows = await connection.fetch(
+                    f"{_REMOVED} AND (p.removido_em, p.id) > {_POSITION} "
+                    "ORDER BY p.removido_em ASC, p.id ASC LIMIT $1",
+                    cursor.limit,
+                    cursor.before,
+                )
+                rows.reverse()
+            elif cursor.after is not None:
+                rows = await connection.fetch(
+                    f"{_REMOVED} AND (p.removido_em, p.id) < {_POSITION} {order}",
+                    cursor.limit,
+                    cursor.after,
+                )
+            else:
+                rows = await connection.fetch(f"{_REMOVED} {order}", cursor.limit)
+            if not rows:
+                anywhere = await connection.fetchval(f"SELECT EXISTS({_ANY_REMOVED})")
+                return storage.page_of(cursor, [], None, False, 0, anywhere)
+            first, last = rows[0][0], rows[-1][0]
+            older = await connection.fetchval(
+                f"SELECT EXISTS({_ANY_REMOVED} AND (removido_em, id) < "
+                f"{_POSITION.replace('$2', '$1')})",
+                last,
+            )
+            newer = await connection.fetchval(
+                f"SELECT count(*) FROM ({_ANY_REMOVED} AND (removido_em, id) > {_POSITION} "
+                "LIMIT $1) AS newer",
+                cursor.limit + 1,
+                first,
+            )
+            items = [_removal(row) for row in rows]
+            return storage.page_of(cursor, items, (first, last), older, newer, True)
+
+        return await self._snapshot(read)
+
+    async def purge(self, removed_before: float) -> int:
+        async def purge(connection: Connection) -> int:
+            status = await connection.execute(
+                "DELETE FROM produtos WHERE removido_em IS NOT NULL AND removido_em < $1",
+                removed_before,
+            )
+            return int(status.split()[-1])
+
+        return await self._run(purge)  # running it again deletes what is left: the same
+
+    async def history(self, id: int, cursor: storage.Cursor) -> storage.Page[historia.Evento]:
+        async def read(connection: Connection) -> storage.Page[historia.Evento]:
+            if cursor.before is not None:
+                rows = await connection.fetch(
+                    f"{_EVENTS} AND versao > $2 ORDER BY versao ASC LIMIT $3",
+                    id,
+                    cursor.before,
+                    cursor.limit,
+                )
+                rows.reverse()
+            elif cursor.after is not None:
+                rows = await connection.fetch(
+                    f"{_EVENTS} AND versao < $2 ORDER BY versao DESC LIMIT $3",
+                    id,
+                    cursor.after,
+                    cursor.limit,
+                )
+            else:
+                rows = await connection.fetch(
+                    f"{_EVENTS} ORDER BY versao DESC LIMIT $2", id, cursor.limit
+                )
+            if not rows:
+                anywhere = await connection.fetchval(f"SELECT EXISTS({_ANY_EVENT})", id)
+                return storage.page_of(cursor, [], None, False, 0, anywhere)
+            items = [evento_of(row) for row in rows]
+            first, last = items[0].versao, items[-1].versao
+            older = await connection.fetchval(
+                f"SELECT EXISTS({_ANY_EVENT} AND versao < $2)", id, last
+            )
+            newer = await connection.fetchval(
+                f"SELECT count(*) FROM ({_ANY_EVENT} AND versao > $2 LIMIT $3) AS newer",
+                id,
+                first,
+                cursor.limit + 1,
+            )
+            return storage.page_of(cursor, items, (first, last), older, newer, True)
+
+        return await self._snapshot(read)
+
+    async def versions(self, id: int, since: int, limit: int) -> list[historia.Evento]:
+        rows = await self._fetch(
+            f"{_EVENTS} AND versao >= $2 ORDER BY versao LIMIT $3", id, since, limit
+        )
+        return [evento_of(row) for row in rows]
+
+    async def events(self, after: int, limit: int) -> list[historia.Evento]:
+        rows = await self._fetch(
+            f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE id > $1 ORDER BY id LIMIT $2",
+            after,
+            limit,
+        )
+        return [evento_of(row) for row in rows]

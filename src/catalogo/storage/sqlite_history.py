@@ -1,0 +1,173 @@
+"""History in the SQLite file: the half of sqlite.py's store that reads events and removed
+products (the history page, the trash, the change feed) and purges the trash, in the same way
+(reads inline, writes on the writer thread).
+
+A product's events are found by (produto_id, versao), unique (migration 0007), so a history
+page newest first costs the same at any depth and for any number of events. The trash is
+ordered by removal (removido_em, then id, its partial index) and paged by product id.
+"""
+
+import sqlite3
+from collections.abc import Callable
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from catalogo import historia, storage
+from catalogo.produtos import Produto
+
+T = TypeVar("T")
+EVENT_COLUMNS = "produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em"
+COLUMNS = "id, nome, descricao, preco_centavos, versao, criado_em, atualizado_em"
+LIVE = "removido_em IS NULL"
+# A removed product and its removal: the event that made its current version.
+_REMOVED = (
+    "SELECT p.id, p.nome, p.descricao, p.preco_centavos, p.versao, p.criado_em, "
+    "p.atualizado_em, p.removido_em, e.quem, e.token FROM produtos p LEFT JOIN eventos e "
+    "ON e.produto_id = p.id AND e.versao = p.versao WHERE p.removido_em IS NOT NULL"
+)
+# Where a product stands in the trash's order: before it come later removals.
+_POSITION = "(SELECT removido_em, id FROM produtos WHERE id = ? AND removido_em IS NOT NULL)"
+
+
+def produto_of(row: tuple[Any, ...]) -> Produto:
+    id, nome, descricao, centavos, versao, criado_em, atualizado_em = row
+    return Produto.model_construct(
+        id=id,
+        nome=nome,
+        descricao=descricao,
+        preco=Decimal(centavos).scaleb(-2),
+        versao=versao,
+        criado_em=criado_em,
+        atualizado_em=atualizado_em,
+    )
+
+
+def evento_of(row: tuple[Any, ...]) -> historia.Evento:
+    id, produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em = row
+    return historia.Evento(
+        id=id,
+        produto_id=produto_id,
+        tipo=tipo,
+        versao=versao,
+        antes=historia.ler_campos(antes),
+        depois=historia.ler_campos(depois),
+        quem=quem,
+        token=token,
+        origem=origem,
+        lote=lote,
+        request_id=request_id,
+        em=em,
+    )
+
+
+def _removal(row: tuple[Any, ...]) -> storage.Removal:
+    return storage.Removal(row[7], row[8], row[9], produto_of(row[:7]))
+
+
+class SQLiteHistory:
+    """Mixed into SQLiteStorage, whose `_read` and `_submit` these use."""
+
+    if TYPE_CHECKING:
+
+        def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]: ...
+
+        async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
+
+    async def removed(self, id: int) -> storage.Removal | None:
+        rows = self._read(f"{_REMOVED} AND p.id = ?", (id,))
+        return _removal(rows[0]) if rows else None
+
+    async def trash(self, cursor: storage.Cursor) -> storage.Page[storage.Removal]:
+        self._read("BEGIN")  # one snapshot for the page and what lies around it
+        try:
+            return self._trash(cursor)
+        finally:
+            self._read("COMMIT")
+
+    def _trash(self, cursor: storage.Cursor) -> storage.Page[storage.Removal]:
+        order = "ORDER BY p.removido_em DESC, p.id DESC LIMIT ?"
+        if cursor.before is not None:
+            rows = self._read(
+                f"{_REMOVED} AND (p.removido_em, p.id) > {_POSITION} "
+                "ORDER BY p.removido_em ASC, p.id ASC LIMIT ?",
+                (cursor.before, cursor.limit),
+            )[::-1]
+        elif cursor.after is not None:
+            rows = self._read(
+                f"{_REMOVED} AND (p.removido_em, p.id) < {_POSITION} {order}",
+                (cursor.after, cursor.limit),
+            )
+        else:
+            rows = self._read(f"{_REMOVED} {order}", (cursor.limit,))
+        removed = "SELECT 1 FROM produtos WHERE removido_em IS NOT NULL"
+        if not rows:
+            anywhere = self._read(f"SELECT EXISTS({removed})")[0][0]
+            return storage.page_of(cursor, [], None, False, 0, anywhere)
+        first, last = rows[0][0], rows[-1][0]
+        older = self._read(
+            f"SELECT EXISTS({removed} AND (removido_em, id) < {_POSITION})", (last,)
+        )[0][0]
+        newer = self._read(
+            f"SELECT count(*) FROM ({removed} AND (removido_em, id) > {_POSITION} LIMIT ?)",
+            (first, cursor.limit + 1),
+        )[0][0]
+        items = [_removal(row) for row in rows]
+        return storage.page_of(cursor, items, (first, last), older, newer, True)
+
+    async def purge(self, removed_before: float) -> int:
+        def run(connection: sqlite3.Connection) -> int:
+            return connection.execute(
+                "DELETE FROM produtos WHERE removido_em IS NOT NULL AND removido_em < ?",
+                (removed_before,),
+            ).rowcount
+
+        return await self._submit(run)
+
+    async def history(self, id: int, cursor: storage.Cursor) -> storage.Page[historia.Evento]:
+        self._read("BEGIN")
+        try:
+            return self._history(id, cursor)
+        finally:
+            self._read("COMMIT")
+
+    def _history(self, id: int, cursor: storage.Cursor) -> storage.Page[historia.Evento]:
+        base = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ?"
+        if cursor.before is not None:
+            rows = self._read(
+                f"{base} AND versao > ? ORDER BY versao ASC LIMIT ?",
+                (id, cursor.before, cursor.limit),
+            )[::-1]
+        elif cursor.after is not None:
+            rows = self._read(
+                f"{base} AND versao < ? ORDER BY versao DESC LIMIT ?",
+                (id, cursor.after, cursor.limit),
+            )
+        else:
+            rows = self._read(f"{base} ORDER BY versao DESC LIMIT ?", (id, cursor.limit))
+        events = "SELECT 1 FROM eventos WHERE produto_id = ?"
+        if not rows:
+            anywhere = self._read(f"SELECT EXISTS({events})", (id,))[0][0]
+            return storage.page_of(cursor, [], None, False, 0, anywhere)
+        items = [evento_of(row) for row in rows]
+        first, last = items[0].versao, items[-1].versao
+        older = self._read(f"SELECT EXISTS({events} AND versao < ?)", (id, last))[0][0]
+        newer = self._read(
+            f"SELECT count(*) FROM ({events} AND versao > ? LIMIT ?)",
+            (id, first, cursor.limit + 1),
+        )[0][0]
+        return storage.page_of(cursor, items, (first, last), older, newer, True)
+
+    async def versions(self, id: int, since: int, limit: int) -> list[historia.Evento]:
+        rows = self._read(
+            f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ? AND versao >= ? "
+            "ORDER BY versao LIMIT ?",
+            (id, since, limit),
+        )
+        return [evento_of(row) for row in rows]
+
+    async def events(self, after: int, limit: int) -> list[historia.Evento]:
+        rows = self._read(
+            f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE id > ? ORDER BY id LIMIT ?",
+            (after, limit),
+        )
+        return [evento_of(row) for row in rows]
