@@ -220,18 +220,26 @@ def storage_replaced(app: Starlette, stand_in: object) -> Iterator[None]:
 
 
 class _FormReader(html.parser.HTMLParser):
-    """The fields a form on a page would send, as a browser reads them off the page."""
+    """The fields the first matching form on a page would send, as a browser reads them off
+    the page: a radio button only when checked."""
 
-    def __init__(self, action: str) -> None:
+    def __init__(self, action: str, kind: str | None) -> None:
         super().__init__()
-        self.action, self.inside, self.fields = action, False, dict[str, str]()
+        self.action, self.kind, self.inside, self.done = action, kind, False, False
+        self.fields = dict[str, str]()
         self.textarea: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         named = {k: v or "" for k, v in attrs}
-        if tag == "form":
-            self.inside = named.get("action") == self.action and named.get("method") == "post"
+        if tag == "form" and not self.done:
+            self.inside = (
+                named.get("action") == self.action
+                and named.get("method") == "post"
+                and (self.kind is None or self.kind in named.get("class", "").split())
+            )
         elif self.inside and tag == "input" and "name" in named:
+            if named.get("type") in ("radio", "checkbox") and "checked" not in named:
+                return
             self.fields[named["name"]] = named.get("value", "")
         elif self.inside and tag == "textarea":
             self.textarea = named["name"]
@@ -242,15 +250,16 @@ class _FormReader(html.parser.HTMLParser):
             self.fields[self.textarea] += data
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "form":
-            self.inside = False
+        if tag == "form" and self.inside:
+            self.inside, self.done = False, True
         elif tag == "textarea":
             self.textarea = None
 
 
-def form_on(page: str, action: str) -> dict[str, str]:
-    """The fields of the page's POST form to `action`, as a browser would send them unchanged."""
-    reader = _FormReader(action)
+def form_on(page: str, action: str, kind: str | None = None) -> dict[str, str]:
+    """The fields of the page's first POST form to `action` (of class `kind`, if given), as a
+    browser would send them unchanged."""
+    reader = _FormReader(action, kind)
     reader.feed(page)
     assert reader.fields, f"no POST form to {action} on the page"
     return reader.fields

@@ -113,7 +113,7 @@ class TestOnceAUserExists:
         assert (
             novo.headers["location"] == "/entrar?proximo=%2Fprodutos%2Fnovo%3Flista%3Ddepois%253D5"
         )
-        assert client.get(f"/produtos/{id}/remocao").status_code == 303
+        assert client.get(f"/produtos/{id}").status_code == 200  # the edit page is a read
 
     def test_the_first_user_is_noticed_within_a_second_without_a_restart(
         self, client: TestClient, database: str

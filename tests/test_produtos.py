@@ -13,8 +13,6 @@ from catalogo.produtos import (
     PRECO_MAXIMO,
     PrecoInvalido,
     Produto,
-    base_de,
-    campos_mudados,
     exemplos,
     formatar_preco,
     ler_preco,
@@ -367,13 +365,3 @@ def test_sample_products_name_colours_that_agree_with_the_kind() -> None:
     assert "Garrafa vermelha nº 4" in nomes and "Caderno branco nº 9" in nomes
     for errado in ("Lápis vermelha", "Caderno branca", "Caneca preto", "Boné amarela"):
         assert not any(nome.startswith(errado) for nome in nomes)
-
-
-def test_a_forms_base_tells_the_fields_that_changed_from_those_left_alone() -> None:
-    produto, _ = validar({"nome": "Caneca", "descricao": "a\nb", "preco": "10"})
-    assert produto is not None
-    base = base_de(produto)
-    typed, _ = validar({"nome": " Caneca ", "descricao": "a\r\nb", "preco": "R$ 10,00"})
-    assert typed is not None and campos_mudados(base, typed) == frozenset()
-    other, _ = validar({"nome": "Caneca azul", "descricao": "a\nb", "preco": "10,01"})
-    assert other is not None and campos_mudados(base, other) == {"nome", "preco"}

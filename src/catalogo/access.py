@@ -7,6 +7,7 @@ before the handler runs. What a need asks of the client depends on the mode, CAT
     PUBLIC      -          -          -         /entrar, /healthz, /readyz
     READ        -          -          leitor    GET and HEAD of the catalog, /docs
     WRITE       -          editor     editor    every other method of the catalog
+    STAFF       -          leitor     leitor    who changed what: history, trash, feed
     SIGNED_IN   any user   any user   any user  /conta
     ADMIN       admin      admin      admin     /usuarios, /tokens
 
@@ -50,6 +51,7 @@ class Need(enum.Enum):
     PUBLIC = "public"
     READ = "read"
     WRITE = "write"
+    STAFF = "staff"
     SIGNED_IN = "signed_in"
     ADMIN = "admin"
 
@@ -60,6 +62,8 @@ def required(need: Need, mode: Mode) -> Papel | Literal["any"] | None:
         return "leitor" if mode == "all" else None
     if need is Need.WRITE:
         return None if mode == "off" else "editor"
+    if need is Need.STAFF:
+        return None if mode == "off" else "leitor"
     if need is Need.SIGNED_IN:
         return "any"
     return "admin" if need is Need.ADMIN else None

@@ -35,7 +35,12 @@ from catalogo.resources.contas import (
     UsuarioResource,
     UsuariosResource,
 )
-from catalogo.resources.historia import RestauracaoResource
+from catalogo.resources.historia import (
+    EventosResource,
+    HistoricoResource,
+    RemovidosResource,
+    RestauracaoResource,
+)
 from catalogo.resources.ops import (
     DocsResource,
     HealthResource,
@@ -47,7 +52,6 @@ from catalogo.resources.produtos import (
     NovoProdutoResource,
     ProdutoResource,
     ProdutosResource,
-    RemocaoResource,
 )
 from catalogo.settings import Settings
 from catalogo.storage import Instruments, open_storage
@@ -124,10 +128,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
         ),
         routes=[
             Route("/produtos/{id:produto_id}", ProdutoResource),
-            Route("/produtos/{id:produto_id}/remocao", RemocaoResource),
             Route("/produtos/{id:produto_id}/restauracao", RestauracaoResource),
+            Route("/produtos/{id:produto_id}/historico", HistoricoResource),
             Route("/produtos", ProdutosResource),
             Route("/produtos/novo", NovoProdutoResource),
+            Route("/produtos/removidos", RemovidosResource),
+            Route("/produtos/eventos", EventosResource),
             Route("/entrar", EntrarResource),
             Route("/sair", SairResource),
             Route("/conta", ContaResource),

@@ -1,5 +1,5 @@
-"""`catalogo serve`, `migrate`, `seed`, `usuarios` and `tokens`: the only entry point, the same
-locally and in CI.
+"""`catalogo serve`, `migrate`, `seed`, `usuarios`, `tokens` and `lixeira`: the only entry
+point, the same locally and in CI.
 
 SQLite migrates itself before any command, so that one command starts a new catalog.
 PostgreSQL is migrated only by `catalogo migrate`, run once per deployment; the other commands
@@ -26,7 +26,7 @@ from typing import TypeVar
 
 from catalogo import accounts, historia, migrations, produtos
 from catalogo.accounts import ContaInvalida, Passwords
-from catalogo.settings import Settings, SettingsError
+from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
 from catalogo.storage import Storage, StorageUnavailable, UnknownUser, UserExists, open_storage
 
 T = TypeVar("T")
@@ -76,7 +76,26 @@ def _parser() -> argparse.ArgumentParser:
     tokens.add_parser("listar", help="list tokens (never their secrets)")
     revogar = tokens.add_parser("revogar", help="revoke a token: it stops working at once")
     revogar.add_argument("id", type=int)
+    lixeira = commands.add_parser("lixeira", help="the trash: removed products").add_subparsers(
+        dest="action", required=True
+    )
+    limpar = lixeira.add_parser(
+        "limpar", help="delete for good the products removed over N days ago (events stay)"
+    )
+    limpar.add_argument(
+        "--dias",
+        type=_days,
+        metavar="N",
+        help="days a removal is kept (default: CATALOGO_LIXEIRA_DIAS, 30; 0 empties the trash)",
+    )
     return parser
+
+
+def _days(value: str) -> int:
+    """--dias: a whole number of days, as CATALOGO_LIXEIRA_DIAS takes it."""
+    if not (value.isascii() and value.isdigit()) or int(value) > TRASH_DAYS_MAX:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to {TRASH_DAYS_MAX}")
+    return int(value)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -106,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
             _usuarios(settings, args)
         elif args.command == "tokens":
             _tokens(settings, args)
+        elif args.command == "lixeira":
+            _purge(settings, settings.trash_days if args.dias is None else args.dias)
     except migrations.SchemaOutdated as error:
         sys.exit(f"catalogo: {error}")
     except (StorageUnavailable, OSError) as error:
@@ -245,6 +266,15 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
         file=sys.stderr,
     )
     print(secret)
+
+
+def _purge(settings: Settings, days: int) -> None:
+    before = time.time() - days * 24 * 3600
+    purged = _with(settings, lambda storage: storage.purge(before))
+    print(
+        f"catalogo: {purged} removed {'product' if purged == 1 else 'products'} deleted for "
+        f"good (removed before {_when(before)} UTC); their history stays"
+    )
 
 
 def _when(moment: float | None) -> str:

@@ -6,8 +6,8 @@
             key, or holds a lone surrogate such as "\\ud800"), over
             1,000 fields, a field we read sent twice with two values,
             a bad Content-Length, a `_method` other than
-            PUT or DELETE, a malformed `versao`, `produto.base`,
-            cursor, `lista` or Idempotency-Key, two Idempotency-Keys,
+            PUT or DELETE, a malformed `versao`, cursor, `lista`,
+            `lixeira`, feed parameter or Idempotency-Key, two Idempotency-Keys,
             both `antes` and `depois`, a body cut short (hung up mid-body, broken chunked framing),
             a `Host` not in CATALOGO_ALLOWED_HOSTS, two `Host`s, none
             on HTTP/1.1
@@ -129,7 +129,12 @@ BOTH_CURSORS = "Use «antes» ou «depois», não os dois."
 BAD_RETURN = (
     "«lista» deve ser a consulta de uma página da lista, como depois=120 (recebido «{:.50}»)."
 )
-BAD_BASE = "produto.base deve ser o valor que a página de edição enviou; recarregue a página."
+BAD_VERSION_CURSOR = "O parâmetro «{}» deve ser o número de uma versão do produto."
+BAD_FEED_AFTER = (
+    "depois deve ser o número de um evento (0 para começar do primeiro), como no link next."
+)
+BAD_FEED_LIMIT = "limite deve ser um número de 1 a {}."
+BAD_TRASH_RETURN = "lixeira deve ser uma página da lixeira (depois=N ou antes=N), ou vazia."
 TWO_IDEMPOTENCY_KEYS = "Envie uma só Idempotency-Key."
 BAD_IDEMPOTENCY_KEY = "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
 INVALID_FIELDS = "Corrija os campos indicados."

@@ -6,13 +6,15 @@ restore, so no path (pages, JSON, CLI) can change a product without leaving one.
 back) the very same bytes.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Literal, NamedTuple
 
 import orjson
 
 from catalogo.accounts import Principal
-from catalogo.produtos import Produto, momento
+from catalogo.produtos import CAMPOS, Produto, momento
 
 Tipo = Literal["criado", "alterado", "removido", "restaurado"]
 Origem = Literal["web", "api", "cli", "importacao", "lote"]
@@ -81,3 +83,52 @@ def representacao(evento: Evento) -> dict[str, Any]:
         "request_id": evento.request_id,
         "em": momento(evento.em),
     }
+
+
+def autor(evento: Evento) -> str:
+    """Who made a change, as pages name them."""
+    return evento.quem or ANONIMO
+
+
+def autores(eventos: Iterable[Evento]) -> list[str]:
+    """Who made these changes, each named once, in the order of their first change; anonymous
+    changes (a catalog without users) are "outra pessoa"."""
+    return list(dict.fromkeys(e.quem or "outra pessoa" for e in eventos))
+
+
+class Mescla(NamedTuple):
+    """A three-way merge: what to save, the fields it takes from the saved product (changed
+    only by others), and the fields both sides changed to different values (to be chosen)."""
+
+    produto: Produto
+    deles: tuple[str, ...]
+    conflitos: tuple[str, ...]
+
+
+def mesclar(base: dict[str, str] | None, meu: Produto, salvo: Produto) -> Mescla:
+    """Merges `meu` (an edit opened at `base`) with `salvo` (the product as saved now, moved
+    on since `base`): a field only one side changed takes that side's value; both sides'
+    changes agree when equal; a field both changed to different values is a conflict, kept at
+    `meu`'s value until the person chooses. Without a base (the version opened is unknown),
+    every field that differs is a conflict."""
+    valores: dict[str, Any] = {}
+    deles: list[str] = []
+    conflitos: list[str] = []
+    for campo in CAMPOS:
+        mine, saved = getattr(meu, campo), getattr(salvo, campo)
+        if mine == saved:
+            valores[campo] = mine
+        elif base is not None and _igual(campo, base[campo], mine):
+            valores[campo] = saved
+            deles.append(campo)
+        elif base is not None and _igual(campo, base[campo], saved):
+            valores[campo] = mine
+        else:
+            valores[campo] = mine
+            conflitos.append(campo)
+    return Mescla(meu.model_copy(update=valores), tuple(deles), tuple(conflitos))
+
+
+def _igual(campo: str, kept: str, value: Any) -> bool:
+    """A field as an event keeps it (`campos`) against the field of a product."""
+    return bool(Decimal(kept) == value if campo == "preco" else kept == value)

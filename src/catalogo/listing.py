@@ -63,7 +63,11 @@ class Listing:
 
     @property
     def url(self) -> str:
-        return f"{LIST_PATH}?{self.query}" if self.query else LIST_PATH
+        return self.at(LIST_PATH)
+
+    def at(self, path: str) -> str:
+        """This page of another list with the same cursors (the trash)."""
+        return f"{path}?{self.query}" if self.query else path
 
     def carried(self, path: str) -> str:
         """`path` with this list as its way back (`?lista=…`), or `path` alone from page 1."""

@@ -9,7 +9,6 @@ guess at `1.234`; we refuse what is ambiguous instead (docs/behaviour.md).
 """
 
 import datetime
-import hashlib
 import re
 import time
 from collections.abc import Iterator
@@ -258,33 +257,7 @@ def momento(em: float) -> datetime.datetime:
 
 CAMPOS = ("nome", "descricao", "preco")
 
-# What an edit form was opened with, one short digest per field ("base"): the form sends it
-# back, so that after a conflict the fields the person changed can be told from those they left
-# alone, without the page carrying every value twice.
-BASE_PATTERN = r"[0-9a-f]{12}\.[0-9a-f]{12}\.[0-9a-f]{12}"
-_BASE = re.compile(BASE_PATTERN, re.ASCII)
-
-
-def base_de(produto: Produto) -> str:
-    return ".".join(_resumo(getattr(produto, campo)) for campo in CAMPOS)
-
-
-def ler_base(texto: str) -> str | None:
-    """A base as a form sends it back, or None: like `ler_id`, checked before anything uses it."""
-    return texto if _BASE.fullmatch(texto) else None
-
-
-def campos_mudados(base: str, produto: Produto) -> frozenset[str]:
-    """The fields in which `produto` differs from the `base` a form was opened with."""
-    return frozenset(
-        campo
-        for campo, resumo in zip(CAMPOS, base.split("."), strict=True)
-        if _resumo(getattr(produto, campo)) != resumo
-    )
-
-
-def _resumo(valor: object) -> str:
-    return hashlib.blake2b(str(valor).encode(), digest_size=6).hexdigest()
+ROTULOS = {"nome": "Nome", "descricao": "Descrição", "preco": "Preço"}  # as pages name them
 
 
 def exemplos(quantos: int) -> Iterator[Produto]:

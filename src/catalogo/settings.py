@@ -17,6 +17,9 @@ _POSTGRESQL_SCHEMES = ("postgresql://", "postgres://")
 _HOST_ENTRY = re.compile(r"\*|\.?[a-z0-9-]+(\.[a-z0-9-]+)*|\[[0-9a-f:.]+\]")
 
 
+TRASH_DAYS_MAX = 36_500
+
+
 class SettingsError(ValueError):
     """A CATALOGO_* variable has a value we cannot use; the message names it."""
 
@@ -38,6 +41,7 @@ class Settings:
     auth: Literal["off", "writes", "all"] | None = None  # None: off until a user exists
     session_hours: int = 12
     trusted_proxies: tuple[str, ...] = ()
+    trash_days: int = 30  # removals older than this are purged by `catalogo lixeira limpar`
 
     def __post_init__(self) -> None:
         sqlite = self.database_url.startswith("sqlite:///")
@@ -84,6 +88,8 @@ class Settings:
             )
         if not 1 <= self.session_hours <= 24 * 30:
             raise SettingsError("CATALOGO_SESSAO_HORAS must be between 1 and 720")
+        if not 0 <= self.trash_days <= TRASH_DAYS_MAX:
+            raise SettingsError(f"CATALOGO_LIXEIRA_DIAS must be between 0 and {TRASH_DAYS_MAX}")
         if not self.metrics_host:
             raise SettingsError("CATALOGO_METRICS_HOST must be an address, such as 127.0.0.1")
 
@@ -118,6 +124,7 @@ class Settings:
             auth=environ.get("CATALOGO_AUTH") or None,  # type: ignore[arg-type]  # checked
             session_hours=_whole_number(environ, "CATALOGO_SESSAO_HORAS", cls.session_hours),
             trusted_proxies=_names(environ, "CATALOGO_TRUSTED_PROXIES", cls.trusted_proxies),
+            trash_days=_whole_number(environ, "CATALOGO_LIXEIRA_DIAS", cls.trash_days),
         )
 
 

@@ -36,7 +36,7 @@ def document() -> dict[str, Any]:
 # 3.1 allows for schemes other than OAuth.
 _METHODS = ("get", "head", "post", "put", "delete", "options")
 _PUBLIC_PATHS = ("/healthz", "/readyz")
-_WRITING_PAGES = ("/produtos/novo", "/produtos/{id}/remocao")
+_WRITING_PAGES = ("/produtos/novo",)
 
 
 def _secure(path: str, method: str, operation: dict[str, Any]) -> None:
@@ -187,36 +187,6 @@ def _operations() -> dict[str, Any]:
                     },
                 },
                 "options": parts.OPTIONS,
-            },
-            "/produtos/{id}/remocao": {
-                "parameters": [parts.ID_PARAM],
-                "get": {
-                    "operationId": "confirmarRemocao",
-                    "tags": ["Páginas"],
-                    "summary": "Pergunta antes de remover (para navegadores sem JavaScript)",
-                    "description": "Só mostra um formulário; a remoção é o POST dele, com "
-                    "`_method=DELETE`, para `/produtos/{id}`.",
-                    "parameters": [
-                        {
-                            "name": "versao",
-                            "in": "query",
-                            "description": "A versão que a pessoa via; se o produto mudou "
-                            "desde então, a página avisa.",
-                            "schema": parts.VERSION,
-                        },
-                        parts.RETURN_PARAM,
-                    ],
-                    "responses": {
-                        "200": {
-                            "description": "A confirmação.",
-                            "content": {"text/html": parts.HTML},
-                        },
-                        "400": parts.problem("`versao` ou `lista` malformada."),
-                        "404": parts.problem("Não há produto com este número."),
-                        "406": parts.WRITE_ERRORS["406"],
-                    },
-                },
-                "options": parts.ITEM_OPTIONS,
             },
             "/produtos/{id}/restauracao": {
                 "parameters": [parts.ID_PARAM],

@@ -3,7 +3,7 @@ pydantic model in produtos.py), examples, parameters and the shared error answer
 
 from typing import Any
 
-from catalogo.produtos import BASE_PATTERN, CAMPOS, ID_MAXIMO, ID_PATTERN, Produto
+from catalogo.produtos import CAMPOS, ID_MAXIMO, ID_PATTERN, Produto
 
 _INPUT = Produto.model_json_schema(mode="validation")["properties"]
 _FIELDS = {field: _INPUT[field] for field in CAMPOS}
@@ -22,12 +22,6 @@ def form(with_version: bool) -> dict[str, Any]:
     props["produto.preco"] = _PRICE_AS_TEXT
     if with_version:
         props["produto.versao"] = {"type": "string", "pattern": f"^{ID_PATTERN}$"}
-        props["produto.base"] = {
-            "type": "string",
-            "pattern": f"^{BASE_PATTERN}$",
-            "description": "O que a página de edição mostrava, campo a campo (um resumo): "
-            "num conflito, os campos que a pessoa não mexeu ficam com o valor salvo.",
-        }
     props["lista"] = {"type": "string", "description": RETURN_PARAM["description"]}
     return {"type": "object", "properties": props, "required": ["produto.nome", "produto.preco"]}
 
@@ -61,10 +55,7 @@ def problem(
 HTML = {"schema": {"type": "string"}}
 ETAG = {"description": "A versão desta representação.", "schema": {"type": "string"}}
 WRITE_ERRORS = {
-    "400": problem(
-        "Corpo malformado (JSON, UTF-8, formulário, versão, `produto.base`, `lista`, "
-        "Idempotency-Key)."
-    ),
+    "400": problem("Corpo malformado (JSON, UTF-8, formulário, versão, `lista`, Idempotency-Key)."),
     "403": problem("Envio de outro site, recusado pelo navegador."),
     "406": problem("Accept não admite HTML nem JSON."),
     "413": problem("Corpo acima do limite."),

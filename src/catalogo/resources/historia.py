@@ -1,14 +1,24 @@
-"""The URIs of a product's history: bringing a removed product back (`/produtos/{id}/
-restauracao`). Storage keeps the events (historia.py); these translate them to HTTP."""
+"""The URIs of what happened to products: a product's history (`/produtos/{id}/historico`),
+the trash (`/produtos/removidos`), bringing a removed product back (`/produtos/{id}/
+restauracao`) and the change feed (`/produtos/eventos`). Storage keeps the events
+(historia.py); these translate them to HTTP. Who changed what is for staff (`Need.STAFF`):
+once users exist, anonymous visitors see the catalog but not its history."""
 
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import errors
+from catalogo import errors, historia
+from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
+from catalogo.identity import visitor
 from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.negotiation import HTML, JSON, body_is_json
-from catalogo.produtos import representacao
+from catalogo.produtos import ID_MAXIMO, ler_id, momento, representacao
 from catalogo.resources import (
     VARY,
     Resource,
@@ -19,23 +29,91 @@ from catalogo.resources import (
     negotiate,
     services,
 )
-from catalogo.resources.produto_pages import to_the_list
-from catalogo.storage import NotFound, NotRemoved
+from catalogo.resources.historia_pages import history_page, trash_page
+from catalogo.resources.produto_pages import notice, to_the_list
+from catalogo.storage import Cursor, NotFound, NotRemoved, Page
+
+TRASH_PATH = "/produtos/removidos"
+TRASH_PARAMETER = "lixeira"  # a restore form's way back to the trash page it came from
+FEED_PATH = "/produtos/eventos"
+FEED_LIMIT = 100
+FEED_LIMIT_MAX = 1000
+_STAFF = {"GET": Need.STAFF, "HEAD": Need.STAFF}
+_NO_STORE = {"Cache-Control": "no-cache", **VARY}
+
+
+class HistoricoResource(Resource):
+    """/produtos/{id}/historico: a product's events, newest first, paged by version. A removed
+    product keeps its history (and is named so); a purged or never made one is 404."""
+
+    needs = _STAFF
+
+    async def get(self, request: Request) -> Response:
+        media = negotiate(request)
+        id = request.path_params["id"]
+        storage = services(request).storage
+        produto = await storage.get(id)
+        removal = None if produto is not None else await storage.removed(id)
+        if produto is None and removal is None:
+            raise errors.product_not_found(id)
+        after, before = _cursors(request.query_params, errors.BAD_VERSION_CURSOR)
+        cursor = Cursor(services(request).settings.page_size, after, before)
+        page = await storage.history(id, cursor)
+        links = _links(f"/produtos/{id}/historico", page)
+        headers = {**_NO_STORE, **_link_header(links)}
+        if media == JSON:
+            eventos = [historia.representacao(e) for e in page.items]
+            return json_response({"eventos": eventos, "links": links}, headers=headers)
+        return history_page(visitor(request), produto, removal, page, links, headers)
+
+
+class RemovidosResource(Resource):
+    """/produtos/removidos: the trash, the latest removal first, paged by product."""
+
+    needs = _STAFF
+
+    async def get(self, request: Request) -> Response:
+        media = negotiate(request)
+        listing = Listing.parse(request.query_params)
+        shared = services(request)
+        page = await shared.storage.trash(
+            Cursor(shared.settings.page_size, listing.after, listing.before)
+        )
+        links = _links(TRASH_PATH, page)
+        headers = {**_NO_STORE, **_link_header(links)}
+        if media == JSON:
+            removidos = [
+                {
+                    "produto": representacao(r.produto),
+                    "removido_em": momento(r.em),
+                    "quem": r.quem,
+                    "token": r.token,
+                }
+                for r in page.items
+            ]
+            return json_response({"removidos": removidos, "links": links}, headers=headers)
+        aviso = notice(request)
+        days = shared.settings.trash_days
+        return trash_page(visitor(request), page, links, aviso, listing, days, headers)
 
 
 class RestauracaoResource(Resource):
     """/produtos/{id}/restauracao: a removed product comes back with its id and a new version.
-    A browser returns to the list it came from (`lista`), with a notice; JSON gets the product."""
+    A browser returns to the list page it came from (`lista`), or to the trash page
+    (`lixeira`), with a notice; JSON gets the product."""
 
     async def post(self, request: Request) -> Response:
         media = negotiate(request)
         id = request.path_params["id"]
-        listing = Listing()
+        listing, trash = Listing(), None
         if await request.body():  # a body is optional; one that is sent must be well formed
             if body_is_json(request):
                 await read_json(request)  # nothing in it is read
             else:
-                listing = Listing.returning_to(await read_form(request, (RETURN_PARAMETER,)))
+                form = await read_form(request, (RETURN_PARAMETER, TRASH_PARAMETER))
+                listing = Listing.returning_to(form)
+                if TRASH_PARAMETER in form:
+                    trash = _trash_page(form[TRASH_PARAMETER])
         try:
             restored = await services(request).storage.restore(id, autoria_of(request, media))
         except NotFound:
@@ -45,5 +123,72 @@ class RestauracaoResource(Resource):
                 return conflict(request, errors.NOT_REMOVED, failure.current)
             raise errors.not_removed(failure.current.nome) from None
         if media == HTML:
-            return to_the_list(request, "restaurado", restored, listing)
+            return to_the_list(request, "restaurado", restored, listing, back=trash)
         return json_response(representacao(restored), headers={**etag(restored, JSON), **VARY})
+
+
+class EventosResource(Resource):
+    """/produtos/eventos: every product's events in id order, for programs that keep a copy
+    of the catalog: follow `next` (also when a page is empty) and never miss a committed event
+    (storage makes them visible in id order on both databases)."""
+
+    needs = _STAFF
+
+    async def get(self, request: Request) -> Response:
+        negotiate(request, (JSON,))
+        after = _number(request.query_params.get("depois", "0"), 0, errors.BAD_FEED_AFTER)
+        limit = _number(
+            request.query_params.get("limite", str(FEED_LIMIT)),
+            1,
+            errors.BAD_FEED_LIMIT.format(FEED_LIMIT_MAX),
+            FEED_LIMIT_MAX,
+        )
+        eventos = await services(request).storage.events(after, limit)
+        last = eventos[-1].id if eventos else after
+        links = {"next": f"{FEED_PATH}?{urllib.parse.urlencode({'depois': last, 'limite': limit})}"}
+        body = {"eventos": [historia.representacao(e) for e in eventos], "links": links}
+        return json_response(body, headers={**_NO_STORE, **_link_header(links)})
+
+
+def _cursors(parameters: Mapping[str, str], message: str) -> tuple[int | None, int | None]:
+    found = []
+    for name in ("depois", "antes"):
+        value = parameters.get(name)
+        number = None if value is None else ler_id(value)
+        if value is not None and number is None:
+            raise errors.bad_request(message, name)
+        found.append(number)
+    if found[0] is not None and found[1] is not None:
+        raise errors.bad_request(errors.BOTH_CURSORS)
+    return found[0], found[1]
+
+
+def _number(value: str, least: int, message: str, most: int = ID_MAXIMO) -> int:
+    if not (value.isascii() and value.isdigit()) or len(value) > 19 or value != str(int(value)):
+        raise errors.bad_request(message)
+    number = int(value)
+    if not least <= number <= most:
+        raise errors.bad_request(message)
+    return number
+
+
+def _trash_page(query: str) -> str:
+    """The trash page a restore came from, rebuilt from its parsed cursors, never echoed."""
+    try:
+        return Listing.returning_to({RETURN_PARAMETER: query}).at(TRASH_PATH)
+    except HTTPException:  # its 400 names `lista`; this is `lixeira`
+        raise errors.bad_request(errors.BAD_TRASH_RETURN) from None
+
+
+def _links(path: str, page: Page[Any]) -> dict[str, str]:
+    return {
+        rel: Listing(cursor.after, cursor.before).at(path)
+        for rel, cursor in (("prev", page.prev), ("next", page.next))
+        if cursor
+    }
+
+
+def _link_header(links: dict[str, str]) -> dict[str, str]:
+    if not links:
+        return {}
+    return {"Link": ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())}

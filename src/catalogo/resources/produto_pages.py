@@ -4,6 +4,7 @@ notice, kept in a cookie so that reloading the list never repeats the write."""
 
 import urllib.parse
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from starlette.requests import Request
@@ -12,15 +13,8 @@ from starlette.responses import Response
 from catalogo import pages
 from catalogo.identity import Visitante
 from catalogo.listing import Listing
-from catalogo.produtos import (
-    CAMPOS,
-    Produto,
-    base_de,
-    campos_mudados,
-    formatar_preco,
-    ler_id,
-    preco_no_campo,
-)
+from catalogo.merge import MergeConflict, Merged
+from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_preco, ler_id, preco_no_campo
 from catalogo.resources import VARY, services, write_cookie
 
 NOTICE_COOKIE = "aviso"
@@ -29,13 +23,24 @@ _NOTICES = {
     "atualizado": "Produto «{}» atualizado.",
     "removido": "Produto «{}» removido.",
     "restaurado": "Produto «{}» restaurado.",
+    "mesclado": "Produto «{}» atualizado.",
 }
+_NAMED = 3  # people a merge's notice names; more are "e outras pessoas"
 
 
-def to_the_list(request: Request, kind: str, produto: Produto, listing: Listing) -> Response:
-    """The browser's answer to a write: the list page it came from, with a notice of what was
-    done."""
-    response = Response(status_code=303, headers={"Location": listing.url, **VARY})
+def to_the_list(
+    request: Request,
+    kind: str,
+    produto: Produto,
+    listing: Listing,
+    merged: Merged | None = None,
+    back: str | None = None,
+) -> Response:
+    """The browser's answer to a write: the list page it came from (or `back`, another page of
+    ours), with a notice of what was done (for a merged edit, which fields came from whom)."""
+    response = Response(status_code=303, headers={"Location": back or listing.url, **VARY})
+    if merged is not None and merged.deles:
+        kind = f"mesclado:{','.join(merged.deles)}:{','.join(merged.autores[: _NAMED + 1])}"
     value = urllib.parse.quote(f"{kind}:{produto.id}:{produto.nome}", safe="")
     https = services(request).gate.over_https(request)
     write_cookie(response, NOTICE_COOKIE, value, https=https, max_age=60)
@@ -53,11 +58,33 @@ class Aviso:
 def notice(request: Request) -> Aviso | None:
     value = urllib.parse.unquote(request.cookies.get(NOTICE_COOKIE, ""))
     kind, _, rest = value.partition(":")
+    fields: list[str] = []
+    authors: list[str] = []
+    if kind == "mesclado":
+        named, _, rest = rest.partition(":")
+        who, _, rest = rest.partition(":")
+        fields, authors = named.split(","), who.split(",")
+        if not set(fields) <= set(CAMPOS) or not all(authors):
+            return None
     number, _, nome = rest.partition(":")
     id = ler_id(number)
     if kind not in _NOTICES or not nome or id is None:
         return None
-    return Aviso(_NOTICES[kind].format(nome), id if kind == "removido" else None)
+    texto = _NOTICES[kind].format(nome)
+    if fields:
+        campos = _listed([ROTULOS[c].lower() for c in fields])
+        texto += f" Mantido também o que {_people(authors)} mudou enquanto você editava: {campos}."
+    return Aviso(texto, id if kind == "removido" else None)
+
+
+def _people(names: list[str]) -> str:
+    if len(names) > _NAMED:
+        return ", ".join(names[:_NAMED]) + " e outras pessoas"
+    return _listed(names)
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " e " + items[-1]
 
 
 def edit_page(
@@ -68,9 +95,10 @@ def edit_page(
     listing: Listing,
     status_code: int = 200,
     headers: dict[str, str] | None = None,
-    conflito: list[tuple[str, str, str]] | None = None,
+    escolhas: dict[str, tuple[tuple[str, str], tuple[str, str]]] | None = None,
     mantidos: list[str] | None = None,
-    remocao_recusada: bool = False,
+    remocao_recusada: list[tuple[str, str, str]] | None = None,
+    autores: list[str] | None = None,
 ) -> Response:
     return pages.load().render(
         "produtos/editar.html",
@@ -82,9 +110,10 @@ def edit_page(
         lista=listing.query,
         volta=listing.url,
         edicao=listing.carried(f"/produtos/{produto.id}"),
-        conflito=conflito,
+        escolhas=escolhas,
         mantidos=mantidos,
         remocao_recusada=remocao_recusada,
+        autores=_people(autores) if autores else "outra pessoa",
         quem=who,
     )
 
@@ -100,6 +129,7 @@ def new_page(
         "produtos/novo.html",
         status_code,
         VARY,
+        escolhas=None,
         valores=values,
         erros=problems,
         lista=listing.query,
@@ -114,34 +144,74 @@ def form_values(produto: Produto) -> dict[str, Any]:
         "descricao": produto.descricao,
         "preco": preco_no_campo(produto.preco),
         "versao": produto.versao,
-        "base": base_de(produto),
     }
 
 
-def conflict_page(
+def conflict_page(who: Visitante | None, conflict: MergeConflict, listing: Listing) -> Response:
+    """The edit form again after someone else saved a different value in a field this person
+    changed too: those fields offer both values to choose from (this person's chosen at
+    first); every other field holds the merge (merge.py). Saving is an edit of the version
+    saved now, merged again if it moves on meanwhile."""
+    current, merged = conflict.current, conflict.mescla.produto
+    values = form_values(merged)
+    choices = {
+        c: (
+            (_in_form(merged, c), _shown(merged, c)),
+            (_in_form(current, c), _shown(current, c)),
+        )
+        for c in conflict.mescla.conflitos
+    }
+    return edit_page(
+        who,
+        current,
+        {**values, "versao": current.versao},
+        {},
+        listing,
+        409,
+        escolhas=choices,
+        mantidos=list(conflict.mescla.deles),
+        autores=conflict.autores,
+    )
+
+
+def removal_refused_page(
     who: Visitante | None,
     current: Produto,
-    typed: Produto,
-    fields: dict[str, Any],
-    base: str | None,
+    changes: list[tuple[str, str, str]],
+    autores: list[str],
     listing: Listing,
 ) -> Response:
-    """The edit form again after someone else saved: a field this person left alone takes the
-    saved value, so Salvar never puts back what the other person replaced; the fields both
-    changed, to different values, are shown side by side. Without a base (a form not from our
-    page) every field counts as changed by both."""
-    mine = campos_mudados(base, typed) if base else frozenset(CAMPOS)
-    theirs = campos_mudados(base, current) if base else frozenset(CAMPOS)
-    saved = form_values(current)
-    values = {
-        **{c: str(fields.get(c, "")) if c in mine else saved[c] for c in CAMPOS},
-        "versao": current.versao,
-        "base": saved["base"],
-    }
-    both = [c for c in CAMPOS if c in mine & theirs and getattr(typed, c) != getattr(current, c)]
-    rows = [(c, _shown(current, c), _shown(typed, c)) for c in both]
-    kept = [c for c in CAMPOS if c in theirs - mine]
-    return edit_page(who, current, values, {}, listing, 409, conflito=rows, mantidos=kept)
+    """The edit page after a removal of a version the product has moved on from: nothing was
+    removed, and the page says what changed since (`changes`: field, then, now) and who."""
+    return edit_page(
+        who,
+        current,
+        form_values(current),
+        {},
+        listing,
+        409,
+        remocao_recusada=changes,
+        autores=autores,
+    )
+
+
+def changes_between(base: dict[str, str] | None, current: Produto) -> list[tuple[str, str, str]]:
+    """Each field that differs between a stored version (an event's fields) and `current`."""
+    if base is None:
+        return []
+    then = Produto.model_construct(
+        nome=base["nome"], descricao=base["descricao"], preco=Decimal(base["preco"])
+    )
+    return [
+        (c, _shown(then, c), _shown(current, c))
+        for c in CAMPOS
+        if getattr(then, c) != getattr(current, c)
+    ]
+
+
+def _in_form(produto: Produto, field: str) -> str:
+    value = getattr(produto, field)
+    return preco_no_campo(value) if field == "preco" else str(value)
 
 
 def _shown(produto: Produto, field: str) -> str:

@@ -13,23 +13,23 @@ answer (idempotency.py).
 """
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import conditional, errors, idempotency, pages
+from catalogo import conditional, errors, historia, idempotency, pages
 from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
+from catalogo.historia import Autoria
 from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing
+from catalogo.merge import AUTHORS_READ, MergeConflict, save_merged
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import (
     CAMPOS,
     ID_MAXIMO,
     Produto,
-    formatar_preco,
-    ler_base,
     ler_id,
     representacao,
     validar,
@@ -46,11 +46,13 @@ from catalogo.resources import (
 )
 from catalogo.resources.produto_pages import (
     NOTICE_COOKIE,
+    changes_between,
     conflict_page,
     edit_page,
     form_values,
     new_page,
     notice,
+    removal_refused_page,
     to_the_list,
 )
 from catalogo.storage import Cursor, NotFound, VersionConflict
@@ -59,19 +61,16 @@ _EMPTY = dict.fromkeys(CAMPOS, "")
 # Pages that exist only to change the catalog: a person who may not is sent to sign in first,
 # rather than after typing.
 _FOR_WRITERS = {"GET": Need.WRITE, "HEAD": Need.WRITE}
-_FORM_FIELDS = frozenset(
-    [*(f"produto.{field}" for field in (*CAMPOS, "versao", "base")), RETURN_PARAMETER]
-)
+_FORM_FIELDS = frozenset([*(f"produto.{field}" for field in (*CAMPOS, "versao")), RETURN_PARAMETER])
 
 
 @dataclass(frozen=True)
 class _Submitted:
-    """What a write's body says: the fields, and for a form from our pages, the version and
-    base it was opened with and the list page to return to."""
+    """What a write's body says: the fields, and for a form from our pages, the version it was
+    opened with and the list page to return to."""
 
     fields: dict[str, Any]
     based_on: int | None = None
-    base: str | None = None
     listing: Listing = field(default_factory=Listing)
 
 
@@ -179,23 +178,18 @@ class ProdutoResource(Resource):
         if produto is None:
             if media == JSON:
                 return errors.invalid_fields(request, problems)
-            values = {
-                **_EMPTY,
-                **submitted.fields,
-                "versao": submitted.based_on or "",
-                "base": submitted.base or "",
-            }
+            values = {**_EMPTY, **submitted.fields, "versao": submitted.based_on or ""}
             existing = await _existing(request)
             return edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
+        autoria = autoria_of(request, media)
         try:
             updated = await storage.update(
-                id,
-                produto,
-                conditional.expected_versions(request, submitted.based_on),
-                autoria_of(request, media),
+                id, produto, conditional.expected_versions(request, submitted.based_on), autoria
             )
         except (NotFound, VersionConflict) as failure:
-            return await _failed_write(request, media, failure, submitted, produto)
+            if _mergeable(failure, request, media, submitted):
+                return await _merged(request, produto, submitted, failure.current, autoria)
+            return await _failed_write(request, media, failure, submitted)
         if media == HTML:
             return to_the_list(request, "atualizado", updated, submitted.listing)
         return json_response(representacao(updated), headers={**etag(updated, JSON), **VARY})
@@ -211,35 +205,35 @@ class ProdutoResource(Resource):
         try:
             removed = await storage.delete(id, expected, autoria_of(request, media))
         except (NotFound, VersionConflict) as failure:
-            return await _failed_write(request, media, failure, submitted, None)
+            return await _failed_write(request, media, failure, submitted, removal=True)
         if media == HTML:
             return to_the_list(request, "removido", removed, submitted.listing)
         return Response(status_code=204, headers=VARY)
 
 
-class RemocaoResource(Resource):
-    """/produtos/{id}/remocao: asks before a removal, for browsers without JavaScript. The page
-    only shows a form; the removal itself is that form's POST with `_method=DELETE`. It shows
-    the product as saved now, says so when it moved on past the `versao` of the page the person
-    came from, and removes the version it shows."""
+def _mergeable(
+    failure: NotFound | VersionConflict, request: Request, media: str, submitted: _Submitted
+) -> TypeGuard[VersionConflict]:
+    """A person's form that names the version it was opened at is merged (merge.py), unless an
+    `If-Match` it also sent fails; JSON keeps strict versions."""
+    if not isinstance(failure, VersionConflict) or media != HTML or submitted.based_on is None:
+        return False
+    accepted = conditional.accepted_versions(request)
+    return accepted is None or failure.current.versao in accepted
 
-    needs = _FOR_WRITERS
 
-    async def get(self, request: Request) -> Response:
-        negotiate(request, (HTML,))
-        seen = _version(request.query_params.get("versao"))
-        produto = await _existing(request)
-        listing = Listing.returning_to(request.query_params)
-        return pages.load().render(
-            "produtos/remover.html",
-            headers={"Cache-Control": "no-cache", **VARY},
-            produto=produto,
-            preco=formatar_preco(produto.preco),
-            mudou=seen is not None and seen != produto.versao,
-            lista=listing.query,
-            volta=listing.url,
-            quem=visitor(request),
-        )
+async def _merged(
+    request: Request, typed: Produto, submitted: _Submitted, current: Produto, autoria: Autoria
+) -> Response:
+    assert submitted.based_on is not None  # noqa: S101 - _mergeable checked it
+    storage = services(request).storage
+    try:
+        merged = await save_merged(storage, typed, submitted.based_on, current, autoria)
+    except MergeConflict as conflict:
+        return conflict_page(visitor(request), conflict, submitted.listing)
+    except NotFound:
+        raise await _not_found(request, request.path_params["id"]) from None
+    return to_the_list(request, "atualizado", merged.produto, submitted.listing, merged)
 
 
 async def _failed_write(
@@ -247,24 +241,25 @@ async def _failed_write(
     media: str,
     failure: NotFound | VersionConflict,
     submitted: _Submitted,
-    typed: Produto | None,
+    removal: bool = False,
 ) -> Response:
     """A write that found no product is 404 (412 under If-Match); one that found it moved on
-    past If-Match is 412, and past the body's `versao` it is the 409 that shows what is saved
-    now. `typed` is the product the person sent, for an update; None for a removal."""
+    past If-Match is 412, and past the body's `versao` it is 409 and what is saved now (for a
+    person's removal, with what changed since the version they saw)."""
     if isinstance(failure, NotFound):
         raise await _not_found(request, request.path_params["id"])
     current = failure.current
     accepted = conditional.accepted_versions(request)
     if accepted is not None and current.versao not in accepted:
         raise errors.precondition_failed()
-    if media == JSON:
+    if media == JSON or not removal or submitted.based_on is None:
         return conflict(request, errors.EDIT_CONFLICT, current)
-    who = visitor(request)
-    if typed is None:
-        values = form_values(current)
-        return edit_page(who, current, values, {}, submitted.listing, 409, remocao_recusada=True)
-    return conflict_page(who, current, typed, submitted.fields, submitted.base, submitted.listing)
+    assert current.id is not None  # noqa: S101 - read from the database
+    since = await services(request).storage.versions(current.id, submitted.based_on, AUTHORS_READ)
+    base = since[0].depois if since and since[0].versao == submitted.based_on else None
+    changes = changes_between(base, current)
+    autores = historia.autores(e for e in since if e.versao > submitted.based_on)
+    return removal_refused_page(visitor(request), current, changes, autores, submitted.listing)
 
 
 async def _submitted(request: Request) -> _Submitted:
@@ -279,7 +274,6 @@ async def _submitted(request: Request) -> _Submitted:
     return _Submitted(
         {c: form[f"produto.{c}"] for c in CAMPOS if f"produto.{c}" in form},
         _version(form.get("produto.versao") or None),
-        _base(form.get("produto.base") or None),
         Listing.returning_to(form),
     )
 
@@ -290,15 +284,6 @@ async def _removal(request: Request) -> _Submitted:
     if "content-type" not in request.headers or not await request.body():
         return _Submitted({})
     return await _submitted(request)
-
-
-def _base(value: str | None) -> str | None:
-    if value is None:
-        return None
-    base = ler_base(value)
-    if base is None:
-        raise errors.bad_request(errors.BAD_BASE)
-    return base
 
 
 def _version(value: Any) -> int | None:

@@ -1,0 +1,213 @@
+"""An edit form saved after someone else saved the product is merged three ways against the
+version the form was opened at, on SQLite and PostgreSQL: what only one side changed is kept
+without a question, and only a field both changed differently is offered as a choice."""
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+from catalogo.app import create_app
+from catalogo.settings import Settings
+from tests.databases import Database
+from tests.helpers import JSON, Stored, add_user, create_via_form, form_on, sign_in, stored
+
+
+def edit_form(client: TestClient, id: int) -> dict[str, str]:
+    return form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}", "produto")
+
+
+def notice_after(client: TestClient, response: object) -> str:
+    assert getattr(response, "status_code", None) == 303
+    page = client.get("/produtos").text
+    found = re.search(r'<p class="aviso" role="status">(.*?)</p>', page, re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def choices(html: str) -> dict[str, list[tuple[str, bool]]]:
+    """Each field offered as a choice: its radio buttons' values, and which is checked."""
+    found: dict[str, list[tuple[str, bool]]] = {}
+    for name, value, checked in re.findall(
+        r'<input type="radio" name="produto\.(\w+)" value="([^"]*)"( checked)?>', html
+    ):
+        found.setdefault(name, []).append((value, bool(checked)))
+    return found
+
+
+@pytest.fixture
+def other(settings: Settings) -> Iterator[TestClient]:
+    """A second browser, on an instance of its own over the same database."""
+    with TestClient(create_app(settings), follow_redirects=False) as client:
+        yield client
+
+
+class TestChangesToDifferentFields:
+    def test_are_both_kept_with_no_question_and_a_notice_naming_what_and_whom(
+        self, client: TestClient, other: TestClient, database: str, db: Database
+    ) -> None:
+        """The issue's scenario: Ana changes the price while Beto changes the name."""
+        add_user(database, "ana", "editor")
+        add_user(database, "beto", "editor")
+        sign_in(client, "ana")
+        sign_in(other, "beto")
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = edit_form(other, id)
+        ana = edit_form(client, id)
+        assert client.post(f"/produtos/{id}", data={**ana, "produto.preco": "12,00"}).is_redirect
+        saved = other.post(f"/produtos/{id}", data={**beto, "produto.nome": "Caneca azul"})
+        assert notice_after(other, saved) == (
+            "Produto «Caneca azul» atualizado. Mantido também o que ana mudou enquanto você "
+            "editava: preço."
+        )
+        assert stored(db, id) == Stored("Caneca azul", "", 1200, 3)
+        antes, depois, quem = db.execute(
+            "SELECT antes, depois, quem FROM eventos WHERE produto_id = ? AND versao = 3", (id,)
+        ).fetchone()
+        assert '"nome":"Caneca"' in antes and '"preco":"12.00"' in antes
+        assert '"nome":"Caneca azul"' in depois and quem == "beto"
+
+    def test_identical_changes_agree_and_the_notice_is_the_plain_one(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = edit_form(client, id)
+        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca azul", "produto.preco": "10"})
+        saved = client.post(f"/produtos/{id}", data={**beto, "produto.nome": " Caneca azul"})
+        assert notice_after(client, saved) == "Produto «Caneca azul» atualizado."
+        assert stored(db, id) == Stored("Caneca azul", "", 1000, 3)
+
+    def test_a_save_is_merged_again_when_the_product_moves_once_more(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = edit_form(client, id)
+        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "11"})
+        conflict = client.post(f"/produtos/{id}", data={**beto, "produto.preco": "13"})
+        assert conflict.status_code == 409
+        chosen = form_on(conflict.text, f"/produtos/{id}", "produto")
+        client.put(
+            f"/produtos/{id}",
+            data={"produto.nome": "Caneca", "produto.descricao": "Da Ana", "produto.preco": "11"},
+        )
+        saved = client.post(f"/produtos/{id}", data=chosen)
+        assert saved.status_code == 303
+        assert stored(db, id) == Stored("Caneca", "Da Ana", 1300, 4)
+
+
+class TestChangesToOneField:
+    def test_offer_only_that_field_with_both_values_and_merge_the_rest(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = edit_form(client, id)
+        client.put(
+            f"/produtos/{id}",
+            data={"produto.nome": "Caneca", "produto.descricao": "Da Ana", "produto.preco": "11"},
+        )
+        response = client.post(
+            f"/produtos/{id}", data={**beto, "produto.nome": "Xícara", "produto.preco": "R$ 13"}
+        )
+        assert response.status_code == 409
+        assert stored(db, id) == Stored("Caneca", "Da Ana", 1100, 2)
+        assert response.text.count("<title>Conflito: ") == 1
+        assert choices(response.text) == {"preco": [("13,00", True), ("11,00", False)]}
+        assert "R$ 13,00" in response.text and "R$ 11,00" in response.text
+        form = form_on(response.text, f"/produtos/{id}", "produto")
+        assert form["produto.nome"] == "Xícara" and form["produto.descricao"] == "Da Ana"
+        assert form["produto.versao"] == "2"
+        assert 'id="produto-preco"' not in response.text  # the choice stands in for the input
+        assert "O formulário já traz o que outra pessoa mudou e você não: descrição." in (
+            response.text
+        )
+
+    def test_save_the_value_the_person_chooses(self, client: TestClient, db: Database) -> None:
+        """Both change the price: Beto chooses Ana's."""
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = edit_form(client, id)
+        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "11"})
+        response = client.post(f"/produtos/{id}", data={**beto, "produto.preco": "13"})
+        chosen = {**form_on(response.text, f"/produtos/{id}", "produto"), "produto.preco": "11,00"}
+        assert client.post(f"/produtos/{id}", data=chosen).status_code == 303
+        assert stored(db, id) == Stored("Caneca", "", 1100, 3)
+
+    def test_of_several_lines_offer_the_text_as_written(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = edit_form(client, id)
+        client.put(
+            f"/produtos/{id}",
+            data={"produto.nome": "Caneca", "produto.descricao": "Da Ana", "produto.preco": "10"},
+        )
+        response = client.post(
+            f"/produtos/{id}", data={**beto, "produto.descricao": "Do Beto\r\nduas linhas"}
+        )
+        assert choices(response.text) == {
+            "descricao": [("Do Beto\nduas linhas", True), ("Da Ana", False)]
+        }
+        kept = form_on(response.text, f"/produtos/{id}", "produto")
+        assert client.post(f"/produtos/{id}", data=kept).status_code == 303
+        assert stored(db, id) == Stored("Caneca", "Do Beto\nduas linhas", 1000, 3)
+
+    def test_without_the_version_opened_every_field_that_differs_is_a_choice(
+        self, client: TestClient, db: Database
+    ) -> None:
+        """A product older than its history has no stored version to merge against."""
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = edit_form(client, id)
+        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "11"})
+        db.execute("DELETE FROM eventos WHERE produto_id = ?", (id,))
+        response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": "Xícara"})
+        assert response.status_code == 409
+        assert set(choices(response.text)) == {"nome", "preco"}
+
+
+class TestWhatStaysStrict:
+    def test_json_with_a_stale_version_is_409_and_merges_nothing(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        client.put(f"/produtos/{id}", json={"nome": "Caneca", "preco": "11"}, headers=JSON)
+        body = {"nome": "Xícara", "preco": "10", "versao": 1}
+        assert client.put(f"/produtos/{id}", json=body, headers=JSON).status_code == 409
+        assert stored(db, id) == Stored("Caneca", "", 1100, 2)
+
+    def test_a_form_with_a_stale_if_match_is_412(self, client: TestClient, db: Database) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = edit_form(client, id)
+        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "11"})
+        response = client.post(f"/produtos/{id}", data=beto, headers={"if-match": '"1-html"'})
+        assert response.status_code == 412
+        assert stored(db, id) == Stored("Caneca", "", 1100, 2)
+
+    def test_a_product_removed_meanwhile_is_404_and_saved_nowhere(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = edit_form(client, id)
+        client.delete(f"/produtos/{id}")
+        response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": "Xícara"})
+        assert response.status_code == 404 and "foi removido em" in response.text
+
+
+class TestAStaleRemoval:
+    def test_removes_nothing_and_says_what_changed_since_and_who_changed_it(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "ana", "editor")
+        sign_in(client, "ana")
+        id = create_via_form(client, db, "Caneca", "10")
+        removal = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}", "remover")
+        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "12"})
+        response = client.post(f"/produtos/{id}", data=removal)
+        assert response.status_code == 409
+        assert "Nada foi removido. Desde então, ana alterou:" in response.text
+        rows = re.findall(r'<tr class="difere"><th scope="row">(.*?)</th>(.*?)</tr>', response.text)
+        assert rows == [("Preço", '<td class="texto">R$ 10,00</td><td class="texto">R$ 12,00</td>')]
+        assert stored(db, id) == Stored("Caneca", "", 1200, 2)
+        again = form_on(response.text, f"/produtos/{id}", "remover")
+        assert again["produto.versao"] == "2"
+        assert client.post(f"/produtos/{id}", data=again).status_code == 303
+        assert stored(db, id) is None
