@@ -9,6 +9,7 @@ import resource
 import signal
 import socket
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -213,6 +214,39 @@ def test_seed_adds_that_many_valid_products(database: str, db: Database) -> None
     rows = db.execute(f"SELECT nome, {db.centavos} FROM produtos").fetchall()
     assert len(rows) == 25
     assert all(nome and 0 < centavos <= 99_999_999_999 for nome, centavos in rows)
+
+
+def test_emptying_the_trash_deletes_only_removals_older_than_the_days_kept(
+    database: str, db: Database
+) -> None:
+    catalogo(database, "seed", "4")
+    day = 24 * 3600
+    for id, removed_days_ago in ((1, 31), (2, 29), (3, 2)):
+        at = time.time() - removed_days_ago * day
+        db.execute("UPDATE produtos SET removido_em = ? WHERE id = ?", (at, id))
+    default = catalogo(database, "lixeira", "limpar")
+    assert default.returncode == 0
+    assert default.stdout.startswith("catalogo: 1 removed product deleted for good (removed before")
+    assert default.stdout.rstrip().endswith("UTC); their history stays")
+    assert catalogo(database, "lixeira", "limpar", env={"CATALOGO_LIXEIRA_DIAS": "10"}).stdout
+    remaining = [row[0] for row in db.execute("SELECT id FROM produtos ORDER BY id")]
+    assert remaining == [3, 4]
+    assert catalogo(database, "lixeira", "limpar", "--dias", "0").stdout.startswith(
+        "catalogo: 1 removed product deleted"
+    )
+    assert [row[0] for row in db.execute("SELECT id FROM produtos")] == [4]
+    assert db.execute("SELECT count(*) FROM eventos WHERE produto_id = 1").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("dias", ["-1", "abc", "1.5", "36501", ""])
+def test_emptying_the_trash_refuses_days_it_cannot_read_and_deletes_nothing(
+    database: str, db: Database, dias: str
+) -> None:
+    catalogo(database, "seed", "1")
+    db.execute("UPDATE produtos SET removido_em = 1 WHERE id = 1")
+    refused = catalogo(database, "lixeira", "limpar", "--dias", dias)
+    assert refused.returncode == 2 and "--dias" in refused.stderr
+    assert db.execute("SELECT count(*) FROM produtos").fetchone()[0] == 1
 
 
 def _response(connection: socket.socket) -> tuple[int, bytes]:

@@ -19,6 +19,7 @@ def test_with_no_variables_the_defaults_are_a_local_sqlite_file() -> None:
     assert settings.access_log is True
     assert (settings.metrics_port, settings.metrics_host) == (None, "127.0.0.1")
     assert (settings.auth, settings.session_hours, settings.trusted_proxies) == (None, 12, ())
+    assert settings.trash_days == 30
 
 
 def test_each_variable_is_read() -> None:
@@ -38,6 +39,7 @@ def test_each_variable_is_read() -> None:
             "CATALOGO_METRICS_HOST": "192.0.2.10",
             "CATALOGO_AUTH": "all",
             "CATALOGO_SESSAO_HORAS": "8",
+            "CATALOGO_LIXEIRA_DIAS": "0",
             "CATALOGO_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.2",
         }
     )
@@ -50,6 +52,7 @@ def test_each_variable_is_read() -> None:
     assert settings.access_log is False
     assert (settings.metrics_port, settings.metrics_host) == (9100, "192.0.2.10")
     assert (settings.auth, settings.session_hours) == ("all", 8)
+    assert settings.trash_days == 0
     assert settings.trusted_proxies == ("127.0.0.1", "10.0.0.2")
 
 
@@ -118,6 +121,9 @@ def test_a_refused_url_is_shown_without_its_password() -> None:
         ({"CATALOGO_SESSAO_HORAS": "0"}, "CATALOGO_SESSAO_HORAS"),
         ({"CATALOGO_SESSAO_HORAS": "721"}, "CATALOGO_SESSAO_HORAS"),
         ({"CATALOGO_SESSAO_HORAS": "12h"}, "CATALOGO_SESSAO_HORAS"),
+        ({"CATALOGO_LIXEIRA_DIAS": "-1"}, "CATALOGO_LIXEIRA_DIAS"),
+        ({"CATALOGO_LIXEIRA_DIAS": "36501"}, "CATALOGO_LIXEIRA_DIAS"),
+        ({"CATALOGO_LIXEIRA_DIAS": "30d"}, "CATALOGO_LIXEIRA_DIAS"),
     ],
 )
 def test_a_value_we_cannot_use_is_refused_naming_the_variable(

@@ -2,13 +2,16 @@
 removal keeps the product, and /produtos/{id}/restauracao brings it back."""
 
 import json
+import re
 from typing import Any
 
+import pytest
 from starlette.testclient import TestClient
 
 from tests.databases import Database
 from tests.helpers import (
     JSON,
+    Stored,
     add_token,
     add_user,
     bearer,
@@ -21,6 +24,7 @@ from tests.helpers import (
 )
 
 CANECA = {"nome": "Caneca", "descricao": "Azul", "preco": "29.90"}
+PROBLEM = "application/problem+json"
 
 
 def events(db: Database, id: int) -> list[dict[str, Any]]:
@@ -256,3 +260,206 @@ class TestRestoring:
         bad = client.post(f"/produtos/{id}/restauracao", data={"lista": "depois=abc"})
         assert bad.status_code == 400
         assert stored(db, id) is None
+
+
+def change(client: TestClient, id: int, **fields: str) -> None:
+    """Saves the product with `fields` changed, as JSON does (no version: never a conflict)."""
+    current = client.get(f"/produtos/{id}", headers=JSON).json()
+    kept = {c: current[c] for c in ("nome", "descricao", "preco")}
+    assert client.put(f"/produtos/{id}", json={**kept, **fields}, headers=JSON).status_code == 200
+
+
+class TestTheHistoryPage:
+    def test_shows_each_change_newest_first_with_who_and_old_and_new_values(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        id = create_via_json(client, CANECA)["id"]
+        token = add_token(database, add_user(database, "maria", "editor"))
+        client.put(f"/produtos/{id}", json={**CANECA, "preco": "1234.5"}, headers=bearer(token))
+        page = client.get(f"/produtos/{id}/historico", headers={"authorization": f"Bearer {token}"})
+        assert page.status_code == 200 and page.headers["cache-control"] == "private, no-cache"
+        rows = re.findall(r'<p class="evento">(.*?)</p>', page.text)
+        assert [re.sub(r"<.*?>|\d\d/\d\d/\d{4} \d\d:\d\d", "", row) for row in rows] == [
+            " · maria (token «testes») · Alterou pela API (versão 2)",
+            " · anônimo · Criou pela API (versão 1)",
+        ]
+        assert "<del>R$ 29,90</del>" in page.text and "<ins>R$ 1.234,50</ins>" in page.text
+        assert "<title>Histórico de «Caneca» · Catálogo</title>" in page.text
+
+    def test_is_linked_from_the_edit_page(self, client: TestClient, db: Database) -> None:
+        id = create_via_form(client, db)
+        assert (
+            f'<a href="/produtos/{id}/historico">Histórico</a>'
+            in client.get(f"/produtos/{id}").text
+        )
+
+    def test_pages_by_version_in_html_and_json_alike(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = int(str(create_via_json(client, CANECA)["id"]))
+        for n in range(2, 8):
+            change(client, id, nome=f"v{n}")
+        first = client.get(f"/produtos/{id}/historico", headers=JSON)
+        assert [e["versao"] for e in first.json()["eventos"]] == [7, 6, 5]  # page_size is 3
+        assert first.json()["links"] == {"next": f"/produtos/{id}/historico?depois=5"}
+        assert first.headers["link"] == f'</produtos/{id}/historico?depois=5>; rel="next"'
+        second = client.get(f"/produtos/{id}/historico?depois=5", headers=JSON).json()
+        assert [e["versao"] for e in second["eventos"]] == [4, 3, 2]
+        assert second["links"]["prev"] == f"/produtos/{id}/historico"
+        last = client.get(f"/produtos/{id}/historico?depois=2").text
+        assert "(versão 1)" in last and 'rel="prev"' in last and 'rel="next"' not in last
+
+    def test_restoring_a_version_is_an_ordinary_update_of_the_current_one(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        change(client, id, nome="Xícara", preco="12.00")
+        page = client.get(f"/produtos/{id}/historico").text
+        assert page.count("Restaurar esta versão") == 1  # the current one is not offered
+        form = form_on(page, f"/produtos/{id}")
+        assert form == {
+            "_method": "PUT",
+            "produto.nome": "Caneca",
+            "produto.descricao": "",
+            "produto.preco": "10,00",
+            "produto.versao": "2",
+        }
+        assert client.post(f"/produtos/{id}", data=form).status_code == 303
+        assert stored(db, id) == Stored("Caneca", "", 1000, 3)
+
+    def test_of_a_removed_product_says_so_and_offers_to_restore_it(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca")
+        client.post(f"/produtos/{id}", data={"_method": "DELETE"})
+        page = client.get(f"/produtos/{id}/historico").text
+        assert "Removido em " in page and "Restaurar esta versão" not in page
+        assert form_on(page, f"/produtos/{id}/restauracao") == {"lixeira": ""}
+        assert [
+            e["tipo"]
+            for e in client.get(f"/produtos/{id}/historico", headers=JSON).json()["eventos"]
+        ] == ["removido", "criado"]
+
+    @pytest.mark.parametrize(
+        "query", ["depois=abc", "antes=0", "depois=007", "depois=1&antes=2", f"antes={2**63}"]
+    )
+    def test_a_malformed_cursor_is_400(self, client: TestClient, query: str) -> None:
+        id = create_via_json(client, CANECA)["id"]
+        answer = client.get(f"/produtos/{id}/historico?{query}", headers=JSON)
+        assert answer.status_code == 400 and answer.headers["content-type"] == PROBLEM
+
+    def test_of_a_product_never_made_is_404(self, client: TestClient) -> None:
+        assert client.get("/produtos/999/historico").status_code == 404
+
+    def test_is_for_staff_once_users_exist(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        reader = add_token(database, add_user(database, "ana", "leitor"), "leitor")
+        db.insert("Caneta", 250)  # before any request: a worker looks for users once a second
+        (id,) = db.execute("SELECT max(id) FROM produtos").fetchone()
+        for path in (f"/produtos/{id}/historico", "/produtos/removidos", "/produtos/eventos"):
+            assert client.get(path).status_code == 303, path  # a browser signs in first
+            assert client.get(path, headers=JSON).status_code == 401, path
+            assert client.get(path, headers=bearer(reader)).status_code == 200, path
+        assert client.get("/produtos").status_code == 200  # the catalog stays public
+
+
+class TestTheTrash:
+    def test_lists_removed_products_latest_removal_first_with_who_and_when(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        token = add_token(database, add_user(database, "maria", "editor"))
+        ids = [
+            client.post(
+                "/produtos", json={**CANECA, "nome": f"p{n}"}, headers=bearer(token)
+            ).json()["id"]
+            for n in range(4)
+        ]
+        for id in (ids[1], ids[0], ids[3]):
+            assert client.delete(f"/produtos/{id}", headers=bearer(token)).status_code == 204
+        first = client.get("/produtos/removidos", headers=bearer(token)).json()
+        assert [r["produto"]["nome"] for r in first["removidos"]] == ["p3", "p0", "p1"]
+        assert {r["quem"] for r in first["removidos"]} == {"maria"}
+        assert first["links"] == {}
+        page = client.get("/produtos/removidos", headers={"authorization": f"Bearer {token}"})
+        assert page.text.count("por maria") == 3
+        assert "<title>Lixeira · Catálogo</title>" in page.text
+
+    def test_pages_by_product_and_restores_back_to_the_page_it_came_from(
+        self, client: TestClient, db: Database
+    ) -> None:
+        ids = [int(str(create_via_json(client, CANECA, nome=f"p{n}")["id"])) for n in range(5)]
+        for id in ids:
+            client.delete(f"/produtos/{id}")
+        first = client.get("/produtos/removidos", headers=JSON).json()
+        assert first["links"] == {"next": f"/produtos/removidos?depois={ids[2]}"}
+        second = client.get(f"/produtos/removidos?depois={ids[2]}").text
+        restore = form_on(second, f"/produtos/{ids[1]}/restauracao")
+        assert restore == {"lixeira": f"depois={ids[2]}"}
+        back = client.post(f"/produtos/{ids[1]}/restauracao", data=restore)
+        assert back.headers["location"] == f"/produtos/removidos?depois={ids[2]}"
+        page = client.get(back.headers["location"]).text
+        assert "Produto «p1» restaurado." in page and ">p1<" not in page
+        assert stored(db, ids[1]) is not None
+
+    def test_empty_says_so_and_is_linked_from_the_list(self, client: TestClient) -> None:
+        assert "A lixeira está vazia." in client.get("/produtos/removidos").text
+        assert '<a href="/produtos/removidos">Lixeira</a>' in client.get("/produtos").text
+
+    @pytest.mark.parametrize("lixeira", ["depois=abc", "x=1&y", "depois=1&antes=2", "%FF"])
+    def test_a_bad_way_back_to_it_is_400_and_restores_nothing(
+        self, client: TestClient, db: Database, lixeira: str
+    ) -> None:
+        id = create_via_form(client, db)
+        client.post(f"/produtos/{id}", data={"_method": "DELETE"})
+        bad = client.post(f"/produtos/{id}/restauracao", data={"lixeira": lixeira})
+        assert bad.status_code == 400 and "lixeira" in bad.text
+        assert stored(db, id) is None
+
+
+class TestTheFeed:
+    def test_gives_every_event_in_id_order_removals_included_with_a_next_link(
+        self, client: TestClient
+    ) -> None:
+        id = int(str(create_via_json(client, CANECA)["id"]))
+        change(client, id, preco="30.00")
+        client.delete(f"/produtos/{id}", headers=JSON)
+        client.post(f"/produtos/{id}/restauracao", headers=JSON)
+        first = client.get("/produtos/eventos?limite=2", headers=JSON)
+        assert first.headers["cache-control"] == "no-cache"
+        body = first.json()
+        assert [e["tipo"] for e in body["eventos"]] == ["criado", "alterado"]
+        assert body["eventos"][1]["antes"]["preco"] == "29.90"
+        assert body["eventos"][1]["depois"]["preco"] == "30.00"
+        rest = client.get(body["links"]["next"], headers=JSON).json()
+        assert [e["tipo"] for e in rest["eventos"]] == ["removido", "restaurado"]
+        assert rest["eventos"][0]["depois"] is None
+        end = client.get(rest["links"]["next"], headers=JSON).json()
+        assert end == {"eventos": [], "links": rest["links"]}  # poll the same link again
+
+    @pytest.mark.parametrize(
+        "query",
+        [
+            "depois=-1",
+            "depois=x",
+            "depois=01",
+            f"depois={2**63}",
+            "limite=0",
+            "limite=1001",
+            "limite=",
+            "depois=",
+            "limite=1e3",
+            "depois=%D9%A1",
+        ],
+    )
+    def test_a_malformed_parameter_is_400_naming_what_is_accepted(
+        self, client: TestClient, query: str
+    ) -> None:
+        answer = client.get(f"/produtos/eventos?{query}", headers=JSON)
+        assert answer.status_code == 400 and answer.headers["content-type"] == PROBLEM
+        assert ("depois deve" in answer.json()["detail"]) or (
+            "limite deve" in answer.json()["detail"]
+        )
+
+    def test_speaks_json_only(self, client: TestClient) -> None:
+        assert client.get("/produtos/eventos", headers={"accept": "text/html"}).status_code == 406
