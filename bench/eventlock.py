@@ -1,14 +1,15 @@
-"""What the feed's ordering lock costs PostgreSQL writes: concurrent updates with events
-inserted under the advisory lock (the shipped code) against the same updates without it.
+"""What the feed's order costs PostgreSQL writes: concurrent updates whose events are inserted
+under the shipped shared advisory lock (alone, and beside a feed reader that polls without a
+pause, each of its reads taking the lock exclusively for an instant), under an exclusive one
+(the first design: each insert to its commit, one writer at a time), and under none.
 
     .venv/bin/python bench/eventlock.py [--writers 16] [--rounds 5] [--seconds 5]
 
-Each round opens the store on a fresh database of 1,000 products and runs `--writers` tasks
-that update random products for `--seconds`, once with postgres.py's _EVENTS_LOCK and once
-with it replaced by `SELECT 1` (the same round trip, no lock), the order alternating by round.
-The lock is never off outside this script: without it the feed can skip events (tests/
-test_deploy.py shows it). Storage is driven in-process, so the figure is the database's cost,
-not HTTP's.
+A fresh database of 1,000 products; in every round, for each variant, the store is opened and
+`--writers` tasks update random products for `--seconds` (the variants' order rotating by
+round). The variants replace postgres.py's WRITING_EVENT in this process only; without a lock
+the feed can skip events (tests/test_deploy.py shows it). Storage is driven in-process, so the
+figure is the database's cost, not HTTP's.
 """
 
 import argparse
@@ -25,15 +26,22 @@ from catalogo import migrations
 from catalogo.historia import CLI
 from catalogo.produtos import Produto, exemplos
 from catalogo.settings import Settings
-from catalogo.storage import open_storage, postgres
+from catalogo.storage import open_storage, postgres, postgres_history
 
 SERVER = "postgresql://postgres@127.0.0.1:5432"
-LOCK = postgres._EVENTS_LOCK
+SHIPPED = postgres_history.WRITING_EVENT
+READING = "shared lock (shipped), a feed reader polling nonstop"
+VARIANTS = {
+    "shared lock (shipped)": SHIPPED,
+    READING: SHIPPED,
+    "exclusive lock (the first design)": SHIPPED.replace("_lock_shared(", "_lock("),
+    "no lock (the feed could skip events)": "SELECT 1",
+}
 
 
-async def _round(url: str, writers: int, seconds: float, locked: bool) -> float:
-    postgres._EVENTS_LOCK = LOCK if locked else "SELECT 1"
-    storage = await open_storage(Settings(database_url=url, database_pool_size=writers))
+async def _round(url: str, writers: int, seconds: float, statement: str, reader: bool) -> float:
+    setattr(postgres, "WRITING_EVENT", statement)  # noqa: B010 - this process only
+    storage = await open_storage(Settings(database_url=url, database_pool_size=writers + 1))
     done = 0
     deadline = time.monotonic() + seconds
 
@@ -44,11 +52,17 @@ async def _round(url: str, writers: int, seconds: float, locked: bool) -> float:
             await storage.update(id, Produto(nome=f"n{id}", preco=Decimal(id)), None, CLI)
             done += 1
 
+    async def read() -> None:
+        after = 0
+        while time.monotonic() < deadline:
+            found = await storage.events(after, 100)
+            after = found[-1].id if found else after
+
     try:
-        await asyncio.gather(*(write() for _ in range(writers)))
+        await asyncio.gather(*(write() for _ in range(writers)), *([read()] if reader else []))
     finally:
         await storage.close()
-        postgres._EVENTS_LOCK = LOCK
+        setattr(postgres, "WRITING_EVENT", SHIPPED)  # noqa: B010
     return done / seconds
 
 
@@ -62,27 +76,31 @@ async def main() -> None:
     admin = await asyncpg.connect(f"{SERVER}/postgres")
     await admin.execute(f"CREATE DATABASE {name}")
     url = f"{SERVER}/{name}"
+    rates: dict[str, list[float]] = {label: [] for label in VARIANTS}
     try:
-        migrations.upgrade(Settings(database_url=url))
+        await asyncio.to_thread(migrations.upgrade, Settings(database_url=url))
         storage = await open_storage(Settings(database_url=url))
         await storage.create_many(exemplos(1000), CLI)
         await storage.close()
-        rates: dict[bool, list[float]] = {True: [], False: []}
-        await _round(url, args.writers, 1, True)  # warm-up
+        await _round(url, args.writers, 1, SHIPPED, False)  # warm-up
+        labels = list(VARIANTS)
         for round_ in range(args.rounds):
-            for locked in (True, False) if round_ % 2 else (False, True):
-                rates[locked].append(await _round(url, args.writers, args.seconds, locked))
+            turn = round_ % len(labels)
+            for label in labels[turn:] + labels[:turn]:
+                rates[label].append(
+                    await _round(url, args.writers, args.seconds, VARIANTS[label], label == READING)
+                )
     finally:
         await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
         await admin.close()
-    with_lock, without = statistics.median(rates[True]), statistics.median(rates[False])
+    none = statistics.median(rates["no lock (the feed could skip events)"])
     print(f"{args.writers} writers, {args.rounds} rounds of {args.seconds:g} s, PostgreSQL\n")
-    print("| events | updates/s (median) | each round |")
-    print("|---|---:|---|")
-    for label, locked in (("under the advisory lock (shipped)", True), ("no lock", False)):
-        rounds = ", ".join(f"{r:,.0f}" for r in rates[locked])
-        print(f"| {label} | {statistics.median(rates[locked]):,.0f} | {rounds} |")
-    print(f"\nwith the lock / without: {with_lock / without:.2f}")
+    print("| events inserted under | updates/s (median) | / no lock | each round |")
+    print("|---|---:|---:|---|")
+    for label, found in rates.items():
+        rounds = ", ".join(f"{r:,.0f}" for r in found)
+        median = statistics.median(found)
+        print(f"| {label} | {median:,.0f} | {median / none:.2f} | {rounds} |")
 
 
 if __name__ == "__main__":

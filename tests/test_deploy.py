@@ -294,7 +294,7 @@ def test_a_feed_reader_beside_8_writers_on_two_instances_sees_every_event_once_i
 ) -> None:
     """Writers on two instances create, change and remove products while a reader on a third
     follows /produtos/eventos; in the end it has seen exactly the events stored, in id order.
-    Without the lock that makes events visible in id order, the reader skips some."""
+    Without the lock (writers' shared hold, or the reader's exclusive instant), it skips some."""
     with stack.db() as db:
         (start,) = db.execute("SELECT coalesce(max(id), 0) FROM eventos").fetchone()
     writing = threading.Event()

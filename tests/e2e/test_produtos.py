@@ -1,6 +1,7 @@
-"""The staff's day, clicked in Chromium at both sizes: the spec's flow, every error state, the
-conflict of two people, removal with and without JavaScript, the way back to the list page,
-keyboard alone, the phone layout and the contrast axe cannot measure."""
+"""The staff's day, clicked in Chromium at both sizes: the spec's flow, every error state, two
+people editing one product (merged, or a choice), removal and its undo, the trash and the
+history page, the way back to the list page, keyboard alone, the phone layout and the
+contrast axe cannot measure."""
 
 import re
 from typing import Any
@@ -87,10 +88,6 @@ class TestTheSpecsFlow:
         expect(page.get_by_role("row").filter(has_text=nome)).to_contain_text("R$ 99,90")
 
         page.get_by_role("button", name=f"Remover {nome}").click()
-        dialog = page.get_by_role("dialog", name="Remover produto?")
-        expect(dialog).to_contain_text(f"«{nome}» será removido do catálogo.")
-        look(page, "remove-dialog")
-        dialog.get_by_role("button", name="Remover").click()
         expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
         expect(page.get_by_role("link", name=nome, exact=True)).to_have_count(0)
 
@@ -134,30 +131,26 @@ class TestErrors:
 
 
 class TestTwoPeopleEditing:
-    def test_a_conflict_keeps_both_changes(
+    def test_changes_to_different_fields_are_both_kept_with_no_question(
         self, page: Page, browser: Browser, browser_context_args: dict[str, Any], look: Look
     ) -> None:
-        """The issue's scenario: Ana changes the price, Beto only the name."""
+        """The issue's scenario: A changes the price while B changes the name."""
         nome = unique("Garrafa térmica")
         add(page, nome, "10")
-        open_product(page, nome)  # Beto's page
+        open_product(page, nome)  # B's page
         saved_by_someone_else(browser, browser_context_args, nome, "Preço", "12")
 
         page.get_by_label("Nome").fill(nome + " inox")
         page.get_by_role("button", name="Salvar").click()
-        expect(page).to_have_title(re.compile("^Conflito: "))
-        notice = page.locator(".conflito")
-        expect(notice).to_be_focused()
-        expect(notice).to_contain_text("Você não mexeu no campo Preço, que ela alterou")
-        expect(notice.get_by_role("table")).to_have_count(0)
-        expect(page.get_by_label("Nome")).to_have_value(nome + " inox")
-        expect(page.get_by_label("Preço")).to_have_value("12,00")
-        look(page, "conflict")
-        page.get_by_role("button", name="Salvar").click()
+        expect(page.get_by_role("status")).to_have_text(
+            f"Produto «{nome} inox» atualizado. Mantido também o que outra pessoa mudou "
+            "enquanto você editava: preço."
+        )
         row = page.get_by_role("row").filter(has_text=nome + " inox")
         expect(row).to_contain_text("R$ 12,00")
+        look(page, "merged")
 
-    def test_a_field_both_changed_is_shown_side_by_side(
+    def test_both_changing_the_price_leaves_the_choice_to_the_second(
         self, page: Page, browser: Browser, browser_context_args: dict[str, Any], look: Look
     ) -> None:
         nome = unique("Mochila escolar")
@@ -166,81 +159,68 @@ class TestTwoPeopleEditing:
         saved_by_someone_else(browser, browser_context_args, nome, "Preço", "85")
 
         page.get_by_label("Preço").fill("90")
+        page.get_by_label("Descrição").fill("Com bolso lateral")
         page.get_by_role("button", name="Salvar").click()
-        table = page.locator(".conflito table")
-        expect(table.get_by_role("row")).to_have_count(2)  # the header and Preço
-        expect(table).to_contain_text("R$ 85,00")
-        expect(table).to_contain_text("R$ 90,00")
-        for word in ("Campo", "Preço"):  # never broken inside the word, even on a phone
-            lines = page.evaluate(
-                """word => { const cell = [...document.querySelectorAll('.conflito th')]
-                   .find(c => c.textContent === word); const range = document.createRange();
-                   range.selectNodeContents(cell); return range.getClientRects().length }""",
-                word,
-            )
-            assert lines == 1, word
-        look(page, "conflict-both")
+        expect(page).to_have_title(re.compile("^Conflito: "))
+        expect(page.locator(".conflito")).to_be_focused()
+        choice = page.get_by_role("group", name="Preço: qual valor fica?")
+        expect(choice.get_by_role("radio", name="O seu R$ 90,00")).to_be_checked()
+        expect(choice.get_by_role("radio", name="O salvo agora R$ 85,00")).not_to_be_checked()
+        expect(page.get_by_label("Descrição")).to_have_value("Com bolso lateral")
+        look(page, "conflict-choice")
+        choice.get_by_role("radio", name="O salvo agora R$ 85,00").check()
+        page.get_by_role("button", name="Salvar").click()
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» atualizado.")
+        expect(page.get_by_role("row").filter(has_text=nome)).to_contain_text("R$ 85,00")
+        open_product(page, nome)
+        expect(page.get_by_label("Descrição")).to_have_value("Com bolso lateral")
 
 
 class TestRemoval:
-    def test_without_javascript_remover_asks_on_a_page_first(
-        self, browser: Browser, browser_context_args: dict[str, Any], page: Page, look: Look
-    ) -> None:
-        nome = unique("Boné de brim")
-        add(page, nome, "45")
-        plain = new_context_page(browser, browser_context_args, java_script_enabled=False)
-        plain.goto("/produtos")
-        plain.get_by_role("button", name=f"Remover {nome}").click()
-        expect(plain).to_have_title(f"Remover «{nome}» · Catálogo")
-        expect(plain.locator(".pergunta")).to_contain_text(f"«{nome}» (R$ 45,00)")
-        page.goto(plain.url)  # axe needs script, which this context lacks: the same page
-        look(page, "confirm-page")
-        plain.get_by_role("link", name="Cancelar").click()
-        expect(plain.get_by_role("link", name=nome, exact=True)).to_be_visible()
-
-        plain.get_by_role("button", name=f"Remover {nome}").click()
-        plain.get_by_role("button", name="Remover").click()
-        expect(plain.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
-        plain.context.close()
-
-    def test_the_dialog_can_be_cancelled_and_gives_the_focus_back(
-        self, page: Page, look: Look
-    ) -> None:
-        nome = unique("Agenda 2027")
-        add(page, nome, "30")
-        open_product(page, nome)
-        page.get_by_role("button", name="Remover").click()
-        dialog = page.get_by_role("dialog")
-        expect(dialog.get_by_role("button", name="Cancelar")).to_be_focused()
-        look(page, "edit-remove-dialog")
-        page.keyboard.press("Escape")
-        expect(dialog).to_have_count(0)
-        expect(page.get_by_role("button", name="Remover")).to_be_focused()
-        page.get_by_role("button", name="Remover").click()
-        page.get_by_role("dialog").get_by_role("button", name="Cancelar").click()
-        page.goto("/produtos")
-        expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
-
-    def test_a_removal_is_undone_from_its_notice_and_the_product_comes_back(
+    def test_remover_asks_nothing_and_desfazer_brings_the_product_back(
         self, page: Page, look: Look
     ) -> None:
         nome = unique("Régua")
-        page.goto("/produtos/novo")
-        page.get_by_label("Nome").fill(nome)
-        page.get_by_label("Preço").fill("7,25")
-        page.get_by_role("button", name="Adicionar").click()
+        add(page, nome, "7,25")
         page.get_by_role("button", name=f"Remover {nome}").click()
-        page.get_by_role("dialog", name="Remover produto?").get_by_role(
-            "button", name="Remover"
-        ).click()
         expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
+        expect(page.get_by_role("link", name=nome, exact=True)).to_have_count(0)
         look(page, "removed-with-undo")
         page.get_by_role("button", name="Desfazer").click()
         expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» restaurado.")
         expect(page.get_by_role("row").filter(has_text=nome)).to_contain_text("R$ 7,25")
         expect(page.get_by_role("button", name="Desfazer")).to_have_count(0)
 
-    def test_removing_from_an_out_of_date_list_removes_nothing(
+    def test_without_javascript_removal_and_undo_work_alike(
+        self, browser: Browser, browser_context_args: dict[str, Any], page: Page
+    ) -> None:
+        nome = unique("Boné de brim")
+        add(page, nome, "45")
+        plain = new_context_page(browser, browser_context_args, java_script_enabled=False)
+        plain.goto("/produtos")
+        open_product(plain, nome)
+        plain.get_by_role("button", name="Remover").click()
+        expect(plain.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
+        plain.get_by_role("button", name="Desfazer").click()
+        expect(plain.get_by_role("link", name=nome, exact=True)).to_be_visible()
+        plain.context.close()
+
+    def test_a_removed_product_is_restored_from_the_trash(self, page: Page, look: Look) -> None:
+        nome = unique("Estojo escolar")
+        add(page, nome, "19,90")
+        page.get_by_role("button", name=f"Remover {nome}").click()
+        page.get_by_role("link", name="Lixeira").click()
+        expect(page).to_have_title("Lixeira · Catálogo")
+        row = page.get_by_role("row").filter(has_text=nome)
+        expect(row).to_contain_text("R$ 19,90")
+        look(page, "trash")
+        row.get_by_role("button", name=f"Restaurar {nome}").click()
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» restaurado.")
+        expect(page).to_have_title("Lixeira · Catálogo")
+        page.get_by_role("link", name="Produtos", exact=True).click()
+        expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
+
+    def test_removing_from_an_out_of_date_list_removes_nothing_and_says_what_changed(
         self, page: Page, browser: Browser, browser_context_args: dict[str, Any], look: Look
     ) -> None:
         nome = unique("Camiseta básica")
@@ -248,14 +228,39 @@ class TestRemoval:
         saved_by_someone_else(browser, browser_context_args, nome, "Descrição", "Nova coleção")
 
         page.get_by_role("button", name=f"Remover {nome}").click()  # the list is out of date
-        page.get_by_role("dialog").get_by_role("button", name="Remover").click()
-        expect(page.locator(".conflito")).to_contain_text("Nada foi removido.")
+        conflict = page.locator(".conflito")
+        expect(conflict).to_contain_text("Nada foi removido. Desde então, outra pessoa alterou:")
+        expect(conflict.get_by_role("row").filter(has_text="Descrição")).to_contain_text(
+            "Nova coleção"
+        )
         expect(page.get_by_label("Descrição")).to_have_value("Nova coleção")
         look(page, "stale-removal")
-        page.goto(page.url + "/remocao?versao=1")  # without JavaScript, from the same list
-        expect(page.locator(".conflito")).to_contain_text("Outra pessoa alterou este produto")
-        expect(page.locator(".descricao")).to_have_text("Nova coleção")
-        look(page, "stale-confirm-page")
+        page.get_by_role("button", name="Remover").click()
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
+
+
+class TestTheHistoryPage:
+    def test_shows_who_changed_what_and_brings_an_old_version_back(
+        self, page: Page, look: Look
+    ) -> None:
+        nome = unique("Caneca esmaltada")
+        add(page, nome, "30")
+        open_product(page, nome)
+        page.get_by_label("Preço").fill("1.234,5")
+        page.get_by_role("button", name="Salvar").click()
+        open_product(page, nome)
+        page.get_by_role("link", name="Histórico").click()
+        expect(page).to_have_title(f"Histórico de «{nome}» · Catálogo")
+        items = page.locator("ol.historico > li")
+        expect(items).to_have_count(2)
+        expect(items.first).to_contain_text("Alterou nas páginas (versão 2)")
+        expect(items.first.get_by_role("row", name="Preço")).to_contain_text(
+            "de R$ 30,00 → para R$ 1.234,50"
+        )
+        look(page, "history")
+        items.last.get_by_role("button", name="Restaurar esta versão").click()
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» atualizado.")
+        expect(page.get_by_role("row").filter(has_text=nome)).to_contain_text("R$ 30,00")
 
 
 class TestTheWayBack:
@@ -281,7 +286,6 @@ class TestTheWayBack:
         look(page, "back-on-page-3")
 
         page.get_by_role("button", name=f"Remover {nome}").click()
-        page.get_by_role("dialog").get_by_role("button", name="Remover").click()
         expect(page).to_have_url(third)
         expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
 
@@ -320,11 +324,7 @@ class TestKeyboardAlone:
         page.get_by_role("link", name=nome, exact=True).focus()
         page.keyboard.press("Enter")
         page.wait_for_url(re.compile(r"/produtos/\d+$"))
-        tab_until(page, "button:Remover", most=12)
-        page.keyboard.press("Enter")
-        assert focused(page) == "button:Cancelar"
-        page.keyboard.press("Shift+Tab")
-        assert focused(page) == "button:Remover"
+        tab_until(page, "button:Remover", most=13)
         page.keyboard.press("Enter")
         expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» removido.")
 

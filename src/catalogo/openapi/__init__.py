@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from catalogo.openapi import parts
+from catalogo.openapi import historia, parts
 
 
 @functools.cache  # made once per process: it depends on nothing but the code
@@ -45,8 +45,9 @@ def _secure(path: str, method: str, operation: dict[str, Any]) -> None:
         return
     writes = method not in ("get", "head") or path in _WRITING_PAGES
     role = "editor" if writes else "leitor"
+    anyone = not writes and path not in historia.STAFF_PATHS  # staff: off (no users) only
     operation["security"] = [
-        *([] if writes else [{}]),
+        *([{}] if anyone else []),
         {"bearer": [role]},
         {"sessao": [role]},
     ]
@@ -195,7 +196,8 @@ def _operations() -> dict[str, Any]:
                     "tags": ["Produtos"],
                     "summary": "Traz de volta um produto removido",
                     "description": "Com o mesmo número e uma nova versão. Um navegador volta "
-                    "à página da lista de onde veio (`lista`), com um aviso.",
+                    "à página da lista (`lista`) ou da lixeira (`lixeira`) de onde veio, com "
+                    "um aviso.",
                     "requestBody": {
                         "required": False,
                         "content": {
@@ -204,6 +206,11 @@ def _operations() -> dict[str, Any]:
                                     "type": "object",
                                     "properties": {
                                         "lista": parts.form(True)["properties"]["lista"],
+                                        "lixeira": {
+                                            "type": "string",
+                                            "description": "Páginas para pessoas: a página "
+                                            "da lixeira para onde voltar (`depois=170`).",
+                                        },
                                     },
                                 }
                             },
@@ -215,7 +222,7 @@ def _operations() -> dict[str, Any]:
                             "content": {"application/json": parts.PRODUTO_JSON},
                         },
                         "303": parts.REDIRECT,
-                        "400": parts.problem("`lista` malformada."),
+                        "400": parts.problem("`lista` ou `lixeira` malformada."),
                         "403": parts.WRITE_ERRORS["403"],
                         "404": parts.problem("Não há produto com este número."),
                         "406": parts.WRITE_ERRORS["406"],
@@ -229,6 +236,7 @@ def _operations() -> dict[str, Any]:
                 },
                 "options": parts.ITEM_OPTIONS,
             },
+            **historia.paths(),
             "/produtos/{id}": {
                 "parameters": [parts.ID_PARAM],
                 "get": {
@@ -346,5 +354,5 @@ def _operations() -> dict[str, Any]:
                 "options": parts.ITEM_OPTIONS,
             },
         },
-        "components": {"schemas": parts.schemas()},
+        "components": {"schemas": {**parts.schemas(), **historia.schemas()}},
     }

@@ -145,6 +145,10 @@ MOMENT = {
 TAGS = [
     {"name": "Produtos", "description": "O recurso do catálogo, em JSON ou em formulário."},
     {"name": "Páginas", "description": "Formulários e confirmações para pessoas (HTML)."},
+    {
+        "name": "Histórico",
+        "description": "Quem mudou o quê: o histórico de cada produto, a lixeira e os eventos.",
+    },
     {"name": "Operação", "description": "Para balanceadores e ferramentas: saúde e `OPTIONS`."},
 ]
 OPTIONS: dict[str, Any] = {

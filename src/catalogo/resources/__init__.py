@@ -27,10 +27,11 @@ from catalogo.accounts import Passwords
 # By name: `historia` here would be the package's own resources/historia.py once imported.
 from catalogo.historia import Autoria, autoria
 from catalogo.identity import personal, principal
+from catalogo.listing import Listing
 from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, preferred
 from catalogo.produtos import Produto, representacao
 from catalogo.settings import Settings
-from catalogo.storage import Storage
+from catalogo.storage import Page, Storage
 
 VARY = errors.VARY
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -117,6 +118,21 @@ def etag(produto: Produto, media: str) -> dict[str, str]:
 def autoria_of(request: Request, media: str) -> Autoria:
     """Who makes this change, for its event: a browser's form is "web", JSON is "api"."""
     return autoria(principal(request), "web" if media == HTML else "api", request_id(request))
+
+
+def page_links(path: str, page: Page[Any]) -> dict[str, str]:
+    """A page's `prev` and `next`, as URIs of the same list at `path`."""
+    return {
+        rel: Listing(cursor.after, cursor.before).at(path)
+        for rel, cursor in (("prev", page.prev), ("next", page.next))
+        if cursor
+    }
+
+
+def link_header(links: dict[str, str]) -> dict[str, str]:
+    if not links:
+        return {}
+    return {"Link": ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())}
 
 
 def write_cookie(

@@ -6,7 +6,6 @@ once users exist, anonymous visitors see the catalog but not its history."""
 
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -26,12 +25,14 @@ from catalogo.resources import (
     conflict,
     etag,
     json_response,
+    link_header,
     negotiate,
+    page_links,
     services,
 )
 from catalogo.resources.historia_pages import history_page, trash_page
 from catalogo.resources.produto_pages import notice, to_the_list
-from catalogo.storage import Cursor, NotFound, NotRemoved, Page
+from catalogo.storage import Cursor, NotFound, NotRemoved
 
 TRASH_PATH = "/produtos/removidos"
 TRASH_PARAMETER = "lixeira"  # a restore form's way back to the trash page it came from
@@ -59,8 +60,8 @@ class HistoricoResource(Resource):
         after, before = _cursors(request.query_params, errors.BAD_VERSION_CURSOR)
         cursor = Cursor(services(request).settings.page_size, after, before)
         page = await storage.history(id, cursor)
-        links = _links(f"/produtos/{id}/historico", page)
-        headers = {**_NO_STORE, **_link_header(links)}
+        links = page_links(f"/produtos/{id}/historico", page)
+        headers = {**_NO_STORE, **link_header(links)}
         if media == JSON:
             eventos = [historia.representacao(e) for e in page.items]
             return json_response({"eventos": eventos, "links": links}, headers=headers)
@@ -79,8 +80,8 @@ class RemovidosResource(Resource):
         page = await shared.storage.trash(
             Cursor(shared.settings.page_size, listing.after, listing.before)
         )
-        links = _links(TRASH_PATH, page)
-        headers = {**_NO_STORE, **_link_header(links)}
+        links = page_links(TRASH_PATH, page)
+        headers = {**_NO_STORE, **link_header(links)}
         if media == JSON:
             removidos = [
                 {
@@ -147,7 +148,7 @@ class EventosResource(Resource):
         last = eventos[-1].id if eventos else after
         links = {"next": f"{FEED_PATH}?{urllib.parse.urlencode({'depois': last, 'limite': limit})}"}
         body = {"eventos": [historia.representacao(e) for e in eventos], "links": links}
-        return json_response(body, headers={**_NO_STORE, **_link_header(links)})
+        return json_response(body, headers={**_NO_STORE, **link_header(links)})
 
 
 def _cursors(parameters: Mapping[str, str], message: str) -> tuple[int | None, int | None]:
@@ -178,17 +179,3 @@ def _trash_page(query: str) -> str:
         return Listing.returning_to({RETURN_PARAMETER: query}).at(TRASH_PATH)
     except HTTPException:  # its 400 names `lista`; this is `lixeira`
         raise errors.bad_request(errors.BAD_TRASH_RETURN) from None
-
-
-def _links(path: str, page: Page[Any]) -> dict[str, str]:
-    return {
-        rel: Listing(cursor.after, cursor.before).at(path)
-        for rel, cursor in (("prev", page.prev), ("next", page.next))
-        if cursor
-    }
-
-
-def _link_header(links: dict[str, str]) -> dict[str, str]:
-    if not links:
-        return {}
-    return {"Link": ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())}

@@ -23,7 +23,7 @@ from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
 from catalogo.historia import Autoria
 from catalogo.identity import principal, visitor
-from catalogo.listing import RETURN_PARAMETER, Listing
+from catalogo.listing import LIST_PATH, RETURN_PARAMETER, Listing
 from catalogo.merge import AUTHORS_READ, MergeConflict, save_merged
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import (
@@ -41,7 +41,9 @@ from catalogo.resources import (
     conflict,
     etag,
     json_response,
+    link_header,
     negotiate,
+    page_links,
     services,
 )
 from catalogo.resources.produto_pages import (
@@ -83,14 +85,8 @@ class ProdutosResource(Resource):
         shared = services(request)
         limit = shared.settings.page_size
         page = await shared.storage.page(Cursor(limit, listing.after, listing.before))
-        links = {
-            rel: Listing(cursor.after, cursor.before).url
-            for rel, cursor in (("prev", page.prev), ("next", page.next))
-            if cursor
-        }
-        headers = {"Cache-Control": "no-cache", **VARY}
-        if links:
-            headers["Link"] = ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())
+        links = page_links(LIST_PATH, page)
+        headers = {"Cache-Control": "no-cache", **VARY, **link_header(links)}
         if media == JSON:
             produtos = [representacao(p) for p in page.items]
             return json_response({"produtos": produtos, "links": links}, headers=headers)

@@ -3,7 +3,8 @@
 PostgreSQL does by itself what sqlite.py does by hand: writers run at once and share disk
 flushes. Each write runs in one transaction with its event (historia.py), the product's row
 locked (`FOR UPDATE`) while its version is checked, and the event inserted last, under
-_EVENTS_LOCK. Prices are NUMERIC(12,2), which asyncpg reads and writes as exact `Decimal`s.
+WRITING_EVENT (postgres_history.py: the feed's order). Prices are NUMERIC(12,2), which
+asyncpg reads and writes as exact `Decimal`s.
 
 A claim on an idempotency key names the session that made it (`holder`), so that a retry takes
 over at once a claim whose session has ended (a stopped server, an ended session, a process
@@ -22,16 +23,17 @@ from catalogo import historia, storage
 from catalogo.historia import Autoria
 from catalogo.produtos import Produto
 from catalogo.storage.postgres_accounts import PostgresAccounts
-from catalogo.storage.postgres_history import EVENT_COLUMNS, PostgresHistory, produto_of
+from catalogo.storage.postgres_history import (
+    EVENT_COLUMNS,
+    WRITING_EVENT,
+    PostgresHistory,
+    produto_of,
+)
 from catalogo.storage.postgres_pool import Connection
 
 SEED_BATCH = 10_000
 _COLUMNS = "id, nome, descricao, preco, versao, criado_em, atualizado_em"
 _LIVE = "removido_em IS NULL"
-# Held from an event's insert to its commit, so that events become visible in id order and a
-# feed reader never passes over one that commits late (a sequence value taken early can
-# commit after a larger one). The key is any constant of our own: "catalogo" in ASCII.
-_EVENTS_LOCK = "SELECT pg_advisory_xact_lock(7161125707150441327)"
 # One statement, so one snapshot and one round trip: the page, and what lies around it. The
 # LEFT JOIN keeps one row (of NULLs) when the page is empty, to carry `anywhere`.
 _PAGE = f"""
@@ -93,7 +95,7 @@ class PostgresStorage(PostgresHistory, PostgresAccounts):
                         *zip(*batch, strict=True),
                         now,
                     )
-                    await connection.execute(_EVENTS_LOCK)
+                    await connection.execute(WRITING_EVENT)
                     await connection.copy_records_to_table(
                         "eventos",
                         records=[
@@ -293,8 +295,8 @@ async def _record(
     autoria: Autoria,
     now: float,
 ) -> None:
-    """The change's event, in the change's own transaction, last: see _EVENTS_LOCK."""
-    await connection.execute(_EVENTS_LOCK)
+    """The change's event, in the change's own transaction, last: see WRITING_EVENT."""
+    await connection.execute(WRITING_EVENT)
     await connection.execute(
         f"INSERT INTO eventos ({EVENT_COLUMNS}) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",

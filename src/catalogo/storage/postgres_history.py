@@ -2,8 +2,17 @@
 (the history page, the trash, the change feed) and purges the trash, on the same pool.
 
 The indexes and orders are sqlite_history.py's. A page and what lies around it are read in one
-read-only REPEATABLE READ transaction, so they are one snapshot. The feed's order needs nothing
-here: postgres.py makes events visible in id order as they are written (its _EVENTS_LOCK).
+read-only REPEATABLE READ transaction, so they are one snapshot.
+
+The feed's order. Writers commit at once, so an event whose id was taken from the sequence
+early can become visible after one with a larger id: a reader that went by what it sees would
+pass over it for good. So every writer holds WRITING_EVENT, an advisory lock in shared mode,
+from its event's insert (where the id is taken) to its commit; a feed read first takes the same
+lock exclusively, for one statement: that waits until every writer holding an id has committed
+or rolled back, and reads the largest id committed then, the horizon. Events up to the horizon
+can no longer change; the read goes no further. Writers never wait on each other (only, for an
+instant, on a reader), which an exclusive lock around each insert made them do:
+bench/eventlock.py measures both.
 """
 
 from collections.abc import Awaitable, Callable
@@ -14,6 +23,9 @@ from catalogo.produtos import Produto
 from catalogo.storage.postgres_pool import Connection, PostgresPool
 
 T = TypeVar("T")
+_EVENTS_KEY = 7161125707150441327  # any constant of our own: "catalogo" in ASCII
+WRITING_EVENT = f"SELECT pg_advisory_xact_lock_shared({_EVENTS_KEY})"
+_READING_EVENTS = f"SELECT pg_advisory_xact_lock({_EVENTS_KEY})"
 EVENT_COLUMNS = "produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em"
 _REMOVED = (
     "SELECT p.id, p.nome, p.descricao, p.preco, p.versao, p.criado_em, p.atualizado_em, "
@@ -166,9 +178,19 @@ class PostgresHistory(PostgresPool):
         return [evento_of(row) for row in rows]
 
     async def events(self, after: int, limit: int) -> list[historia.Evento]:
-        rows = await self._fetch(
-            f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE id > $1 ORDER BY id LIMIT $2",
-            after,
-            limit,
-        )
-        return [evento_of(row) for row in rows]
+        async def read(connection: Connection) -> list[Any]:
+            async with connection.transaction(isolation="read_committed"):
+                await connection.execute(_READING_EVENTS)
+                # A statement of its own: its snapshot is taken once the lock is held.
+                horizon = await connection.fetchval("SELECT max(id) FROM eventos")
+            if horizon is None or horizon <= after:
+                return []
+            return await connection.fetch(
+                f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE id > $1 AND id <= $2 "
+                "ORDER BY id LIMIT $3",
+                after,
+                horizon,
+                limit,
+            )
+
+        return [evento_of(row) for row in await self._run(read)]

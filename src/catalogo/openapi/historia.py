@@ -1,0 +1,233 @@
+"""The API description of what happened to products: a product's history, the trash and the
+change feed (resources/historia.py), with their schemas. Read by staff: once a user exists,
+a `leitor` at least."""
+
+from typing import Any
+
+from catalogo.openapi import parts
+
+STAFF_PATHS = ("/produtos/{id}/historico", "/produtos/removidos", "/produtos/eventos")
+_CAMPOS = {
+    "type": ["object", "null"],
+    "properties": {
+        "nome": {"type": "string"},
+        "descricao": {"type": "string"},
+        "preco": {"type": "string", "pattern": r"^\d+\.\d{2}$"},
+    },
+    "required": ["nome", "descricao", "preco"],
+}
+_EVENT_EXAMPLE = {
+    "id": 5012,
+    "produto_id": 120,
+    "tipo": "alterado",
+    "versao": 3,
+    "antes": {"nome": "Caneca azul", "descricao": "", "preco": "39.90"},
+    "depois": {"nome": "Caneca azul", "descricao": "", "preco": "42.00"},
+    "quem": "maria",
+    "token": None,
+    "origem": "web",
+    "lote": None,
+    "request_id": "5df27f1581bb6059-1",
+    "em": "2026-11-23T09:41:07.112233Z",
+}
+_STAFF_ERRORS = {
+    "400": parts.problem("Parâmetro malformado: a mensagem diz o que é aceito."),
+    "406": parts.WRITE_ERRORS["406"],
+}
+_CURSORS = {
+    "name": "cursor",
+    "in": "query",
+    "style": "form",
+    "explode": True,
+    "schema": {
+        "type": "object",
+        "properties": {"depois": parts.ID, "antes": parts.ID},
+        "not": {"required": ["depois", "antes"]},
+    },
+}
+
+
+def paths() -> dict[str, Any]:
+    return {
+        "/produtos/{id}/historico": {
+            "parameters": [parts.ID_PARAM],
+            "get": {
+                "operationId": "historicoDoProduto",
+                "tags": ["Histórico"],
+                "summary": "As alterações de um produto, da mais recente à mais antiga",
+                "description": "Um evento por criação, alteração, remoção e restauração: "
+                "quem, quando, de onde e os campos antes e depois. Paginado pela versão "
+                "(`depois`, `antes`). Um produto removido mantém o histórico.",
+                "parameters": [
+                    {
+                        **_CURSORS,
+                        "description": "`depois=N`: as versões anteriores a N; `antes=N`, as "
+                        "posteriores.",
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "Uma página; `Link` traz rel=next e rel=prev.",
+                        "content": {
+                            "application/json": {
+                                "schema": parts.ref("PaginaDeEventos"),
+                                "example": {"eventos": [_EVENT_EXAMPLE], "links": {}},
+                            },
+                            "text/html": parts.HTML,
+                        },
+                    },
+                    "404": parts.problem("Não há produto com este número (ou foi apagado)."),
+                    **_STAFF_ERRORS,
+                },
+            },
+            "options": parts.ITEM_OPTIONS,
+        },
+        "/produtos/removidos": {
+            "get": {
+                "operationId": "listarRemovidos",
+                "tags": ["Histórico"],
+                "summary": "A lixeira: produtos removidos, o removido mais recentemente primeiro",
+                "description": "Cada um volta com `POST /produtos/{id}/restauracao` até ser "
+                "apagado de vez (`catalogo lixeira limpar`). Paginada pelo número do produto.",
+                "parameters": [_CURSORS],
+                "responses": {
+                    "200": {
+                        "description": "Uma página; `Link` traz rel=next e rel=prev.",
+                        "content": {
+                            "application/json": {
+                                "schema": parts.ref("PaginaDaLixeira"),
+                                "example": {
+                                    "removidos": [
+                                        {
+                                            "produto": parts.STORED_EXAMPLE,
+                                            "removido_em": "2026-11-23T09:41:07.112233Z",
+                                            "quem": "maria",
+                                            "token": None,
+                                        }
+                                    ],
+                                    "links": {},
+                                },
+                            },
+                            "text/html": parts.HTML,
+                        },
+                    },
+                    **_STAFF_ERRORS,
+                },
+            },
+            "options": parts.OPTIONS,
+        },
+        "/produtos/eventos": {
+            "get": {
+                "operationId": "eventos",
+                "tags": ["Histórico"],
+                "summary": "Tudo o que mudou no catálogo, evento a evento, para sincronizar",
+                "description": "Os eventos de todos os produtos em ordem de `id`, remoções "
+                "incluídas. Siga `links.next` (também quando a página vem vazia: é onde os "
+                "próximos aparecerão): quem o segue nunca perde um evento gravado, nos dois "
+                "bancos.",
+                "parameters": [
+                    {
+                        "name": "depois",
+                        "in": "query",
+                        "description": "O último evento já lido (0: desde o primeiro).",
+                        "schema": {**parts.ID, "minimum": 0, "default": 0},
+                    },
+                    {
+                        "name": "limite",
+                        "in": "query",
+                        "description": "Quantos eventos, no máximo.",
+                        "schema": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "maximum": 1000,
+                            "default": 100,
+                        },
+                    },
+                ],
+                "responses": {
+                    "200": {
+                        "description": "Até `limite` eventos; `Link` traz rel=next.",
+                        "content": {
+                            "application/json": {
+                                "schema": parts.ref("PaginaDeEventos"),
+                                "example": {
+                                    "eventos": [_EVENT_EXAMPLE],
+                                    "links": {"next": "/produtos/eventos?depois=5012&limite=100"},
+                                },
+                            }
+                        },
+                    },
+                    **_STAFF_ERRORS,
+                },
+            },
+            "options": parts.OPTIONS,
+        },
+    }
+
+
+def schemas() -> dict[str, Any]:
+    links = {
+        "type": "object",
+        "properties": {"next": {"type": "string"}, "prev": {"type": "string"}},
+    }
+    return {
+        "Evento": {
+            "type": "object",
+            "properties": {
+                "id": parts.ID,
+                "produto_id": parts.ID,
+                "tipo": {"enum": ["criado", "alterado", "removido", "restaurado"]},
+                "versao": parts.VERSION,
+                "antes": {**_CAMPOS, "description": "Os campos antes (null ao criar)."},
+                "depois": {**_CAMPOS, "description": "Os campos depois (null ao remover)."},
+                "quem": {"type": ["string", "null"], "description": "O usuário; null: anônimo."},
+                "token": {"type": ["string", "null"], "description": "O nome do token usado."},
+                "origem": {"enum": ["web", "api", "cli", "importacao", "lote"]},
+                "lote": {"type": ["string", "null"]},
+                "request_id": {"type": ["string", "null"]},
+                "em": {**parts.MOMENT, "description": "Quando (UTC)."},
+            },
+            "required": [
+                "id",
+                "produto_id",
+                "tipo",
+                "versao",
+                "antes",
+                "depois",
+                "quem",
+                "token",
+                "origem",
+                "lote",
+                "request_id",
+                "em",
+            ],
+        },
+        "PaginaDeEventos": {
+            "type": "object",
+            "properties": {
+                "eventos": {"type": "array", "items": parts.ref("Evento")},
+                "links": links,
+            },
+            "required": ["eventos", "links"],
+        },
+        "PaginaDaLixeira": {
+            "type": "object",
+            "properties": {
+                "removidos": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "produto": parts.ref("Produto"),
+                            "removido_em": parts.MOMENT,
+                            "quem": {"type": ["string", "null"]},
+                            "token": {"type": ["string", "null"]},
+                        },
+                        "required": ["produto", "removido_em", "quem", "token"],
+                    },
+                },
+                "links": links,
+            },
+            "required": ["removidos", "links"],
+        },
+    }
