@@ -234,7 +234,7 @@ def test_the_docs_page_ships_everything_it_loads_under_the_sites_own_policy(
 def test_the_docs_page_groups_the_operations_and_shows_real_examples(client: TestClient) -> None:
     page = client.get("/docs").text
     headings = re.findall(r'<h2 id="[^"]+">(.*?)</h2>', page)
-    assert headings == ["Experimentar daqui", "Produtos", "Páginas", "Operação"]
+    assert headings == ["Experimentar daqui", "Produtos", "Páginas", "Histórico", "Operação"]
     produtos = page.split('<h2 id="produtos">')[1].split('<h2 id="p')[0]
     assert "OPTIONS" not in produtos and "/healthz" not in produtos
     assert "&#34;nome&#34;: &#34;Caneca de cerâmica azul 300 ml&#34;" in produtos
@@ -254,6 +254,9 @@ def test_the_docs_page_offers_to_try_every_json_operation_and_no_page_for_people
         ("GET", "/produtos/{id}"),
         ("PUT", "/produtos/{id}"),
         ("DELETE", "/produtos/{id}"),
+        ("GET", "/produtos/{id}/historico"),
+        ("GET", "/produtos/removidos"),
+        ("GET", "/produtos/eventos"),
         ("GET", "/healthz"),
         ("GET", "/readyz"),
     ]
