@@ -10,7 +10,9 @@ def test_the_docs_page_is_reached_from_every_page_and_reads_well(page: Page, loo
     page.get_by_role("link", name="Documentação da API").click()
     expect(page).to_have_title("Documentação da API · Catálogo")
     headings = page.get_by_role("heading", level=2)
-    expect(headings).to_have_text(["Experimentar daqui", "Produtos", "Páginas", "Operação"])
+    expect(headings).to_have_text(
+        ["Experimentar daqui", "Produtos", "Páginas", "Histórico", "Operação"]
+    )
     expect(page.locator("#criarProduto").locator("xpath=..")).to_contain_text(
         '"nome": "Caneca de cerâmica azul 300 ml"'
     )
