@@ -4,14 +4,26 @@ without a question, and only a field both changed differently is offered as a ch
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
 from catalogo.app import create_app
+from catalogo.produtos import Produto
 from catalogo.settings import Settings
+from catalogo.storage import VersionConflict
 from tests.databases import Database
-from tests.helpers import JSON, Stored, add_user, create_via_form, form_on, sign_in, stored
+from tests.helpers import (
+    JSON,
+    Stored,
+    add_user,
+    create_via_form,
+    form_on,
+    sign_in,
+    storage_replaced,
+    stored,
+)
 
 
 def edit_form(client: TestClient, id: int) -> dict[str, str]:
@@ -211,3 +223,31 @@ class TestAStaleRemoval:
         assert again["produto.versao"] == "2"
         assert client.post(f"/produtos/{id}", data=again).status_code == 303
         assert stored(db, id) is None
+
+
+class _AlwaysOvertaken:
+    """The real store, except that every update finds someone else saved just before."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    async def update(self, id: int, produto: Produto, *args: Any) -> Produto:
+        current = await self.real.get(id)
+        raise VersionConflict(current.model_copy(update={"versao": current.versao + 1}))
+
+
+def test_a_save_overtaken_at_every_attempt_leaves_the_choice_to_the_person(
+    client: TestClient, db: Database
+) -> None:
+    id = create_via_form(client, db, "Caneca", "10")
+    beto = edit_form(client, id)
+    client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "11"})
+    app: Any = client.app
+    with storage_replaced(app, _AlwaysOvertaken(app.state.services.storage)):
+        response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": "Xícara"})
+    assert response.status_code == 409
+    assert set(choices(response.text)) == {"nome", "preco"}
+    assert stored(db, id) == Stored("Caneca", "", 1100, 2)

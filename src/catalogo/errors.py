@@ -23,8 +23,10 @@
     408     a body that takes longer than CATALOGO_BODY_TIMEOUT_MS      guard
             allows (Connection: close)
     409     a `versao` in the body that is no longer the product's      resources
-            (the answer shows what is saved now); a retry under an
-            Idempotency-Key whose first request is still running
+            (JSON: what is saved now; a person's form: merged, and
+            409 only when both changed a field differently), a
+            restore of a product that is not removed, a retry under
+            an Idempotency-Key whose first request is still running
     412     an If-Match the product no longer matches (any If-Match on  conditional,
             a product that does not exist), a write's matching          resources
             If-None-Match

@@ -44,8 +44,8 @@ async def save_merged(
     current: Produto,
     autoria: Autoria,
 ) -> Merged:
-    """Raises MergeConflict, NotFound (removed meanwhile), or VersionConflict when the product
-    kept moving through every attempt."""
+    """Raises MergeConflict (also when the product kept moving through every attempt) or
+    NotFound (removed meanwhile)."""
     for _ in range(ATTEMPTS):
         assert current.id is not None and current.versao is not None  # noqa: S101 - stored
         since = await storage.versions(current.id, based_on, AUTHORS_READ)
@@ -60,4 +60,5 @@ async def save_merged(
             current = overtaken.current
             continue
         return Merged(saved, mescla.deles, autores)
-    raise VersionConflict(current)
+    # Overtaken every time: the person decides, every field that differs laid out.
+    raise MergeConflict(historia.mesclar(None, typed, current), current, [])
