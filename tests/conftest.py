@@ -36,7 +36,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The browser suite runs in a pytest of its own (scripts/test does both): Playwright's
     sync API leaves an event loop running in its process, which every asyncio.run() of the
     other tests would refuse. A run that collected both leaves the browser tests out, and
-    under CI=true or CATALOGO_TEST_STRICT=1 refuses to run, as leaving them out is a skip."""
+    under CI=true or CATALOGO_TEST_STRICT=1 refuses to run, as leaving them out is a skip.
+    So does a marker expression there (`-m "not postgresql"` would drop a whole database)."""
+    if STRICT and config.option.markexpr:
+        raise pytest.UsageError(
+            f"-m {config.option.markexpr!r}: under CI nothing may be left out by marker"
+        )
     browser = [item for item in items if "tests/e2e/" in item.nodeid]
     if browser and len(browser) < len(items):
         if STRICT:

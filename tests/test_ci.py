@@ -49,3 +49,17 @@ def test_under_ci_any_skip_whatever_its_source_is_reported_as_a_failure(
         with pytest.raises(StopIteration) as done:
             wrapper.send(report)
         assert done.value.value.outcome == outcome
+
+
+def test_under_ci_a_marker_expression_that_could_drop_postgresql_is_refused(
+    monkeypatch: pytest.MonkeyPatch, pytestconfig: pytest.Config
+) -> None:
+    monkeypatch.setattr(pytestconfig.option, "markexpr", "not postgresql")
+    for strict in (True, False):
+        monkeypatch.setattr(conftest, "STRICT", strict)
+        items: list[pytest.Item] = []
+        if strict:
+            with pytest.raises(pytest.UsageError, match="nothing may be left out by marker"):
+                conftest.pytest_collection_modifyitems(pytestconfig, items)
+        else:
+            conftest.pytest_collection_modifyitems(pytestconfig, items)
