@@ -128,15 +128,12 @@ BAD_METHOD_OVERRIDE = "_method aceita apenas PUT ou DELETE (recebido «{:.50}»)
 BAD_VERSION = "A versão (versao) deve ser um número inteiro positivo."
 BAD_CURSOR = "O parâmetro «{}» deve ser o número de um produto."
 BOTH_CURSORS = "Use «antes» ou «depois», não os dois."
-BAD_RETURN = (
-    "«lista» deve ser a consulta de uma página da lista, como depois=120 (recebido «{:.50}»)."
-)
+BAD_RETURN = "«{}» deve ser a consulta de uma página {}, como depois=120 (recebido «{:.50}»)."
 BAD_VERSION_CURSOR = "O parâmetro «{}» deve ser o número de uma versão do produto."
 BAD_FEED_AFTER = (
     "depois deve ser o número de um evento (0 para começar do primeiro), como no link next."
 )
 BAD_FEED_LIMIT = "limite deve ser um número de 1 a {}."
-BAD_TRASH_RETURN = "lixeira deve ser uma página da lixeira (depois=N ou antes=N), ou vazia."
 TWO_IDEMPOTENCY_KEYS = "Envie uma só Idempotency-Key."
 BAD_IDEMPOTENCY_KEY = "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
 INVALID_FIELDS = "Corrija os campos indicados."

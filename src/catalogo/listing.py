@@ -25,30 +25,35 @@ class Listing:
     before: int | None = None
 
     @classmethod
-    def parse(cls, parameters: Mapping[str, str]) -> "Listing":
-        """Reads the list's parameters, ignoring any others; a malformed one is 400."""
+    def parse(cls, parameters: Mapping[str, str], bad_cursor: str = errors.BAD_CURSOR) -> "Listing":
+        """Reads the list's parameters, ignoring any others; a malformed one is 400. The trash
+        pages by product too; a history pages by version, and says so (`bad_cursor`)."""
         try:
-            return cls._read(parameters)
+            return cls._read(parameters, bad_cursor)
         except _Malformed as malformed:
             raise errors.bad_request(*malformed.args) from None
 
     @classmethod
-    def returning_to(cls, parameters: Mapping[str, str]) -> "Listing":
-        """The list page named by a `lista` parameter (a query string), or the first page."""
-        query = parameters.get(RETURN_PARAMETER, "")
+    def returning_to(
+        cls, parameters: Mapping[str, str], name: str = RETURN_PARAMETER, of: str = "da lista"
+    ) -> "Listing":
+        """The list page named by a `lista` parameter (a query string), or the first page; or
+        by another parameter `name` that carries the way back to a page `of` another list."""
+        query = parameters.get(name, "")
         if not query:  # the first page: most requests, and the cheapest answer
             return _FIRST_PAGE
         try:
             pairs = urllib.parse.parse_qsl(
                 query, keep_blank_values=True, strict_parsing=bool(query), errors="strict"
             )
-            return cls._read(dict(pairs))
+            return cls._read(dict(pairs), errors.BAD_CURSOR)
         except (ValueError, _Malformed):  # UnicodeDecodeError is a ValueError
-            raise errors.bad_request(errors.BAD_RETURN, query) from None
+            raise errors.bad_request(errors.BAD_RETURN, name, of, query) from None
 
     @classmethod
-    def _read(cls, parameters: Mapping[str, str]) -> "Listing":
-        after, before = _cursor(parameters, "depois"), _cursor(parameters, "antes")
+    def _read(cls, parameters: Mapping[str, str], bad_cursor: str) -> "Listing":
+        after = _cursor(parameters, "depois", bad_cursor)
+        before = _cursor(parameters, "antes", bad_cursor)
         if after is not None and before is not None:
             raise _Malformed(errors.BOTH_CURSORS)
         return cls(after, before)
@@ -79,13 +84,13 @@ class Listing:
 _FIRST_PAGE = Listing()
 
 
-def _cursor(parameters: Mapping[str, str], name: str) -> int | None:
+def _cursor(parameters: Mapping[str, str], name: str, bad_cursor: str) -> int | None:
     value = parameters.get(name)
     if value is None:
         return None
     number = ler_id(value)
     if number is None:
-        raise _Malformed(errors.BAD_CURSOR, name)
+        raise _Malformed(bad_cursor, name)
     return number
 
 

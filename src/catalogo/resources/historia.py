@@ -5,9 +5,7 @@ restauracao`) and the change feed (`/produtos/eventos`). Storage keeps the event
 once users exist, anonymous visitors see the catalog but not its history."""
 
 import urllib.parse
-from collections.abc import Mapping
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -17,7 +15,7 @@ from catalogo.bodies import read_form, read_json
 from catalogo.identity import visitor
 from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.negotiation import HTML, JSON, body_is_json
-from catalogo.produtos import ID_MAXIMO, ler_id, momento, representacao
+from catalogo.produtos import ler_id, momento, representacao
 from catalogo.resources import (
     VARY,
     Resource,
@@ -57,8 +55,8 @@ class HistoricoResource(Resource):
         removal = None if produto is not None else await storage.removed(id)
         if produto is None and removal is None:
             raise errors.product_not_found(id)
-        after, before = _cursors(request.query_params, errors.BAD_VERSION_CURSOR)
-        cursor = Cursor(services(request).settings.page_size, after, before)
+        versions = Listing.parse(request.query_params, errors.BAD_VERSION_CURSOR)
+        cursor = Cursor(services(request).settings.page_size, versions.after, versions.before)
         page = await storage.history(id, cursor)
         links = page_links(f"/produtos/{id}/historico", page)
         headers = {**_NO_STORE, **link_header(links)}
@@ -113,8 +111,8 @@ class RestauracaoResource(Resource):
             else:
                 form = await read_form(request, (RETURN_PARAMETER, TRASH_PARAMETER))
                 listing = Listing.returning_to(form)
-                if TRASH_PARAMETER in form:
-                    trash = _trash_page(form[TRASH_PARAMETER])
+                if TRASH_PARAMETER in form:  # rebuilt from its parsed cursors, never echoed
+                    trash = Listing.returning_to(form, TRASH_PARAMETER, "da lixeira").at(TRASH_PATH)
         try:
             restored = await services(request).storage.restore(id, autoria_of(request, media))
         except NotFound:
@@ -137,45 +135,15 @@ class EventosResource(Resource):
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (JSON,))
-        after = _number(request.query_params.get("depois", "0"), 0, errors.BAD_FEED_AFTER)
-        limit = _number(
-            request.query_params.get("limite", str(FEED_LIMIT)),
-            1,
-            errors.BAD_FEED_LIMIT.format(FEED_LIMIT_MAX),
-            FEED_LIMIT_MAX,
-        )
-        eventos = await services(request).storage.events(after, limit)
-        last = eventos[-1].id if eventos else after
+        after = request.query_params.get("depois", "0")
+        after_id = 0 if after == "0" else ler_id(after)
+        if after_id is None:
+            raise errors.bad_request(errors.BAD_FEED_AFTER)
+        limit = ler_id(request.query_params.get("limite", str(FEED_LIMIT)))
+        if limit is None or limit > FEED_LIMIT_MAX:
+            raise errors.bad_request(errors.BAD_FEED_LIMIT.format(FEED_LIMIT_MAX))
+        eventos = await services(request).storage.events(after_id, limit)
+        last = eventos[-1].id if eventos else after_id
         links = {"next": f"{FEED_PATH}?{urllib.parse.urlencode({'depois': last, 'limite': limit})}"}
         body = {"eventos": [historia.representacao(e) for e in eventos], "links": links}
         return json_response(body, headers={**_NO_STORE, **link_header(links)})
-
-
-def _cursors(parameters: Mapping[str, str], message: str) -> tuple[int | None, int | None]:
-    found = []
-    for name in ("depois", "antes"):
-        value = parameters.get(name)
-        number = None if value is None else ler_id(value)
-        if value is not None and number is None:
-            raise errors.bad_request(message, name)
-        found.append(number)
-    if found[0] is not None and found[1] is not None:
-        raise errors.bad_request(errors.BOTH_CURSORS)
-    return found[0], found[1]
-
-
-def _number(value: str, least: int, message: str, most: int = ID_MAXIMO) -> int:
-    if not (value.isascii() and value.isdigit()) or len(value) > 19 or value != str(int(value)):
-        raise errors.bad_request(message)
-    number = int(value)
-    if not least <= number <= most:
-        raise errors.bad_request(message)
-    return number
-
-
-def _trash_page(query: str) -> str:
-    """The trash page a restore came from, rebuilt from its parsed cursors, never echoed."""
-    try:
-        return Listing.returning_to({RETURN_PARAMETER: query}).at(TRASH_PATH)
-    except HTTPException:  # its 400 names `lista`; this is `lixeira`
-        raise errors.bad_request(errors.BAD_TRASH_RETURN) from None
