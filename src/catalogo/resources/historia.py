@@ -29,7 +29,7 @@ from catalogo.resources import (
     services,
 )
 from catalogo.resources.historia_pages import history_page, trash_page
-from catalogo.resources.produto_pages import notice, to_the_list
+from catalogo.resources.produto_pages import to_the_list
 from catalogo.storage import Cursor, NotFound, NotRemoved
 
 TRASH_PATH = "/produtos/removidos"
@@ -91,9 +91,8 @@ class RemovidosResource(Resource):
                 for r in page.items
             ]
             return json_response({"removidos": removidos, "links": links}, headers=headers)
-        aviso = notice(request)
         days = shared.settings.trash_days
-        return trash_page(visitor(request), page, links, aviso, listing, days, headers)
+        return trash_page(request, page, links, listing, days, headers)
 
 
 class RestauracaoResource(Resource):

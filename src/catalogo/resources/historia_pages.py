@@ -5,14 +5,15 @@ button."""
 from dataclasses import dataclass
 from decimal import Decimal
 
+from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import pages
 from catalogo.historia import Evento, autor
-from catalogo.identity import Visitante
+from catalogo.identity import Visitante, visitor
 from catalogo.listing import Listing
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_preco, preco_no_campo
-from catalogo.resources.produto_pages import NOTICE_COOKIE, Aviso
+from catalogo.resources.produto_pages import with_notice
 from catalogo.storage import Page, Removal
 
 _ACOES = {
@@ -66,30 +67,24 @@ def history_page(
 
 
 def trash_page(
-    who: Visitante | None,
+    request: Request,
     page: Page[Removal],
     links: dict[str, str],
-    aviso: Aviso | None,
     listing: Listing,
     days: int,
     headers: dict[str, str],
 ) -> Response:
-    if aviso:
-        headers = {**headers, "Cache-Control": "no-store"}
-    response = pages.load().render(
+    return with_notice(
+        request,
         "produtos/removidos.html",
-        headers=headers,
+        headers,
         pagina=page,
         links=links,
-        aviso=aviso,
         primeira_pagina=not listing.query,
         lixeira=listing.query,
         dias=days,
-        quem=who,
+        quem=visitor(request),
     )
-    if aviso:
-        response.delete_cookie(NOTICE_COOKIE, httponly=True, samesite="lax")
-    return response
 
 
 def _linha(evento: Evento, live: Produto | None) -> Linha:

@@ -87,6 +87,20 @@ def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " e " + items[-1]
 
 
+def with_notice(
+    request: Request, template: str, headers: dict[str, str], **context: Any
+) -> Response:
+    """A page that shows the one-time notice of the write before it (a list, the trash): never
+    stored while it shows one, and the cookie cleared, so a reload does not show it again."""
+    aviso = notice(request)
+    if aviso:
+        headers = {**headers, "Cache-Control": "no-store"}
+    response = pages.load().render(template, headers=headers, aviso=aviso, **context)
+    if NOTICE_COOKIE in request.cookies:
+        response.delete_cookie(NOTICE_COOKIE, httponly=True, samesite="lax")
+    return response
+
+
 def edit_page(
     who: Visitante | None,
     produto: Produto,

@@ -18,7 +18,7 @@ from typing import Any, TypeGuard
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import conditional, errors, historia, idempotency, pages
+from catalogo import conditional, errors, historia, idempotency
 from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
 from catalogo.historia import Autoria
@@ -47,15 +47,14 @@ from catalogo.resources import (
     services,
 )
 from catalogo.resources.produto_pages import (
-    NOTICE_COOKIE,
     changes_between,
     conflict_page,
     edit_page,
     form_values,
     new_page,
-    notice,
     removal_refused_page,
     to_the_list,
+    with_notice,
 )
 from catalogo.storage import Cursor, NotFound, VersionConflict
 
@@ -90,23 +89,17 @@ class ProdutosResource(Resource):
         if media == JSON:
             produtos = [representacao(p) for p in page.items]
             return json_response({"produtos": produtos, "links": links}, headers=headers)
-        aviso = notice(request)
-        if aviso:
-            headers["Cache-Control"] = "no-store"
-        response = pages.load().render(
+        return with_notice(
+            request,
             "produtos/lista.html",
-            headers=headers,
+            headers,
             pagina=page,
             links=links,
-            aviso=aviso,
             primeira_pagina=not listing.query,
             lista=listing.query,
             retorno=listing.carried(""),
             quem=visitor(request),
         )
-        if NOTICE_COOKIE in request.cookies:
-            response.delete_cookie(NOTICE_COOKIE, httponly=True, samesite="lax")
-        return response
 
     async def post(self, request: Request) -> Response:
         media = negotiate(request)
