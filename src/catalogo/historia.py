@@ -129,6 +129,15 @@ def mesclar(base: dict[str, str] | None, meu: Produto, salvo: Produto) -> Mescla
     return Mescla(meu.model_copy(update=valores), tuple(deles), tuple(conflitos))
 
 
+def valor(campo: str, texto: str) -> Any:
+    """A field as an event keeps it (`campos`), as a product holds it: a price is a Decimal."""
+    return Decimal(texto) if campo == "preco" else texto
+
+
+def produto_de(fields: dict[str, str]) -> Produto:
+    """The product a stored version was (an event's fields), to compare and show."""
+    return Produto.model_construct(**{c: valor(c, fields[c]) for c in CAMPOS})
+
+
 def _igual(campo: str, kept: str, value: Any) -> bool:
-    """A field as an event keeps it (`campos`) against the field of a product."""
-    return bool(Decimal(kept) == value if campo == "preco" else kept == value)
+    return bool(valor(campo, kept) == value)

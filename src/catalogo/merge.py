@@ -8,6 +8,7 @@ edit page, based on w). JSON clients never come here: they keep strict versions 
 """
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from catalogo import historia
 from catalogo.historia import Autoria, Mescla
@@ -37,6 +38,20 @@ class MergeConflict(Exception):
         self.autores = autores
 
 
+class Since(NamedTuple):
+    """What a person's page missed: the version it was opened at (None if it is not stored),
+    and who changed the product after it."""
+
+    base: dict[str, str] | None
+    autores: list[str]
+
+
+async def since(storage: Storage, id: int, based_on: int) -> Since:
+    found = await storage.versions(id, based_on, AUTHORS_READ)
+    base = found[0].depois if found and found[0].versao == based_on else None
+    return Since(base, historia.autores(e for e in found if e.versao > based_on))
+
+
 async def save_merged(
     storage: Storage,
     typed: Produto,
@@ -48,9 +63,7 @@ async def save_merged(
     NotFound (removed meanwhile)."""
     for _ in range(ATTEMPTS):
         assert current.id is not None and current.versao is not None  # noqa: S101 - stored
-        since = await storage.versions(current.id, based_on, AUTHORS_READ)
-        base = since[0].depois if since and since[0].versao == based_on else None
-        autores = historia.autores(e for e in since if e.versao > based_on)
+        base, autores = await since(storage, current.id, based_on)
         mescla = historia.mesclar(base, typed, current)
         if mescla.conflitos:
             raise MergeConflict(mescla, current, autores)

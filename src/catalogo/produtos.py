@@ -131,6 +131,11 @@ def formatar_preco(preco: Decimal) -> str:
     return "R$ " + preco_no_campo(preco, milhar=".")
 
 
+def formatar_campo(campo: str, valor: Any) -> str:
+    """A field's value as pages show it beside another: prices as `R$ 1.234,56`."""
+    return formatar_preco(valor) if campo == "preco" else str(valor)
+
+
 def preco_no_campo(preco: Decimal, milhar: str = "") -> str:
     """`1234,56`, as the edit form shows a price, so that it reads back to the same value."""
     centavos = int(preco.quantize(CENTAVO) * 100)

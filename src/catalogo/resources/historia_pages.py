@@ -3,17 +3,17 @@ quem · o quê", old → new, prices in R$), and the trash, each removed product
 button."""
 
 from dataclasses import dataclass
-from decimal import Decimal
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import pages
-from catalogo.historia import Evento, autor
+from catalogo.historia import Evento, autor, produto_de
 from catalogo.identity import Visitante, visitor
 from catalogo.listing import Listing
-from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_preco, preco_no_campo
-from catalogo.resources.produto_pages import with_notice
+from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_campo
+from catalogo.resources.produto_pages import form_values, with_notice
 from catalogo.storage import Page, Removal
 
 _ACOES = {
@@ -41,7 +41,7 @@ class Linha:
     quem: str
     origem: str
     mudancas: list[tuple[str, str | None, str | None]]
-    restaurar: dict[str, str] | None
+    restaurar: dict[str, Any] | None
 
 
 def history_page(
@@ -89,40 +89,26 @@ def trash_page(
 
 def _linha(evento: Evento, live: Produto | None) -> Linha:
     quem = autor(evento) + (f" (token «{evento.token}»)" if evento.token else "")
-    antes, depois = evento.antes or {}, evento.depois or {}
-    if evento.tipo == "alterado":
+    antes = None if evento.antes is None else produto_de(evento.antes)
+    depois = None if evento.depois is None else produto_de(evento.depois)
+    mudancas: list[tuple[str, str | None, str | None]] = []
+    if evento.tipo == "alterado" and antes is not None and depois is not None:
         mudancas = [
-            (ROTULOS[c], _shown(c, antes.get(c)), _shown(c, depois.get(c)))
+            (ROTULOS[c], _shown(antes, c), _shown(depois, c))
             for c in CAMPOS
-            if antes.get(c) != depois.get(c) and not _same_price(c, antes, depois)
+            if getattr(antes, c) != getattr(depois, c)
         ]
-    elif evento.tipo == "criado":
-        mudancas = [(ROTULOS[c], None, _shown(c, depois.get(c))) for c in CAMPOS]
-    else:
-        mudancas = []
+    elif evento.tipo == "criado" and depois is not None:
+        mudancas = [(ROTULOS[c], None, _shown(depois, c)) for c in CAMPOS]
     restaurar = None
-    if live is not None and evento.depois is not None and not _is(live, evento.depois):
-        restaurar = {
-            **{c: evento.depois[c] for c in ("nome", "descricao")},
-            "preco": preco_no_campo(Decimal(evento.depois["preco"])),
-            "versao": str(live.versao),
-        }
+    if (
+        live is not None
+        and depois is not None
+        and any(getattr(live, c) != getattr(depois, c) for c in CAMPOS)
+    ):
+        restaurar = {**form_values(depois), "versao": live.versao}
     return Linha(evento, _ACOES[evento.tipo], quem, _ORIGENS[evento.origem], mudancas, restaurar)
 
 
-def _shown(campo: str, value: str | None) -> str | None:
-    if value is None or campo != "preco":
-        return value
-    return formatar_preco(Decimal(value))
-
-
-def _same_price(campo: str, antes: dict[str, str], depois: dict[str, str]) -> bool:
-    return campo == "preco" and Decimal(antes["preco"]) == Decimal(depois["preco"])
-
-
-def _is(produto: Produto, fields: dict[str, str]) -> bool:
-    return (
-        produto.nome == fields["nome"]
-        and produto.descricao == fields["descricao"]
-        and produto.preco == Decimal(fields["preco"])
-    )
+def _shown(produto: Produto, campo: str) -> str:
+    return formatar_campo(campo, getattr(produto, campo))

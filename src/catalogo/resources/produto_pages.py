@@ -4,17 +4,16 @@ notice, kept in a cookie so that reloading the list never repeats the write."""
 
 import urllib.parse
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import pages
+from catalogo import historia, pages
 from catalogo.identity import Visitante
 from catalogo.listing import Listing
 from catalogo.merge import MergeConflict, Merged
-from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_preco, ler_id, preco_no_campo
+from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_campo, ler_id, preco_no_campo
 from catalogo.resources import VARY, services, write_cookie
 
 NOTICE_COOKIE = "aviso"
@@ -167,11 +166,11 @@ def conflict_page(who: Visitante | None, conflict: MergeConflict, listing: Listi
     first); every other field holds the merge (merge.py). Saving is an edit of the version
     saved now, merged again if it moves on meanwhile."""
     current, merged = conflict.current, conflict.mescla.produto
-    values = form_values(merged)
+    values, saved = form_values(merged), form_values(current)
     choices = {
         c: (
-            (_in_form(merged, c), _shown(merged, c)),
-            (_in_form(current, c), _shown(current, c)),
+            (values[c], formatar_campo(c, getattr(merged, c))),
+            (saved[c], formatar_campo(c, getattr(current, c))),
         )
         for c in conflict.mescla.conflitos
     }
@@ -213,21 +212,9 @@ def changes_between(base: dict[str, str] | None, current: Produto) -> list[tuple
     """Each field that differs between a stored version (an event's fields) and `current`."""
     if base is None:
         return []
-    then = Produto.model_construct(
-        nome=base["nome"], descricao=base["descricao"], preco=Decimal(base["preco"])
-    )
+    then = historia.produto_de(base)
     return [
-        (c, _shown(then, c), _shown(current, c))
+        (c, formatar_campo(c, getattr(then, c)), formatar_campo(c, getattr(current, c)))
         for c in CAMPOS
         if getattr(then, c) != getattr(current, c)
     ]
-
-
-def _in_form(produto: Produto, field: str) -> str:
-    value = getattr(produto, field)
-    return preco_no_campo(value) if field == "preco" else str(value)
-
-
-def _shown(produto: Produto, field: str) -> str:
-    value = getattr(produto, field)
-    return formatar_preco(value) if field == "preco" else str(value)

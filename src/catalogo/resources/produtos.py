@@ -18,13 +18,13 @@ from typing import Any, TypeGuard
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import conditional, errors, historia, idempotency
+from catalogo import conditional, errors, idempotency
 from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
 from catalogo.historia import Autoria
 from catalogo.identity import principal, visitor
 from catalogo.listing import LIST_PATH, RETURN_PARAMETER, Listing
-from catalogo.merge import AUTHORS_READ, MergeConflict, save_merged
+from catalogo.merge import MergeConflict, save_merged, since
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import (
     CAMPOS,
@@ -244,10 +244,8 @@ async def _failed_write(
     if media == JSON or not removal or submitted.based_on is None:
         return conflict(request, errors.EDIT_CONFLICT, current)
     assert current.id is not None  # noqa: S101 - read from the database
-    since = await services(request).storage.versions(current.id, submitted.based_on, AUTHORS_READ)
-    base = since[0].depois if since and since[0].versao == submitted.based_on else None
+    base, autores = await since(services(request).storage, current.id, submitted.based_on)
     changes = changes_between(base, current)
-    autores = historia.autores(e for e in since if e.versao > submitted.based_on)
     return removal_refused_page(visitor(request), current, changes, autores, submitted.listing)
 
 
