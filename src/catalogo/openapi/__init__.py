@@ -75,26 +75,7 @@ def _operations() -> dict[str, Any]:
                     "operationId": "listarProdutos",
                     "tags": ["Produtos"],
                     "summary": "A lista de produtos, dos mais novos aos mais antigos",
-                    "parameters": [
-                        {
-                            # One object, exploded: `?depois=5` or `?antes=5`, never both.
-                            "name": "cursor",
-                            "in": "query",
-                            "style": "form",
-                            "explode": True,
-                            "schema": {
-                                "type": "object",
-                                "properties": {
-                                    "depois": {**parts.ID, "description": "A página após este id."},
-                                    "antes": {
-                                        **parts.ID,
-                                        "description": "A página antes deste id.",
-                                    },
-                                },
-                                "not": {"required": ["depois", "antes"]},
-                            },
-                        }
-                    ],
+                    "parameters": [parts.cursor_param("após este id", "antes deste id")],
                     "responses": {
                         "200": {
                             "description": "Uma página; `Link` traz rel=next e rel=prev.",

@@ -34,17 +34,6 @@ _STAFF_ERRORS = {
     "400": parts.problem("Parâmetro malformado: a mensagem diz o que é aceito."),
     "406": parts.WRITE_ERRORS["406"],
 }
-_CURSORS = {
-    "name": "cursor",
-    "in": "query",
-    "style": "form",
-    "explode": True,
-    "schema": {
-        "type": "object",
-        "properties": {"depois": parts.ID, "antes": parts.ID},
-        "not": {"required": ["depois", "antes"]},
-    },
-}
 
 
 def paths() -> dict[str, Any]:
@@ -59,11 +48,9 @@ def paths() -> dict[str, Any]:
                 "quem, quando, de onde e os campos antes e depois. Paginado pela versão "
                 "(`depois`, `antes`). Um produto removido mantém o histórico.",
                 "parameters": [
-                    {
-                        **_CURSORS,
-                        "description": "`depois=N`: as versões anteriores a N; `antes=N`, as "
-                        "posteriores.",
-                    }
+                    parts.cursor_param(
+                        "das versões anteriores a esta", "das versões posteriores a esta"
+                    )
                 ],
                 "responses": {
                     "200": {
@@ -89,7 +76,7 @@ def paths() -> dict[str, Any]:
                 "summary": "A lixeira: produtos removidos, o removido mais recentemente primeiro",
                 "description": "Cada um volta com `POST /produtos/{id}/restauracao` até ser "
                 "apagado de vez (`catalogo lixeira limpar`). Paginada pelo número do produto.",
-                "parameters": [_CURSORS],
+                "parameters": [parts.cursor_param("após este produto", "antes deste produto")],
                 "responses": {
                     "200": {
                         "description": "Uma página; `Link` traz rel=next e rel=prev.",

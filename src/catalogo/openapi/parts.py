@@ -118,6 +118,27 @@ ID_PARAM = {
     "description": "O número do produto.",
     "schema": {**ID, "examples": [120]},
 }
+
+
+def cursor_param(after: str, before: str) -> dict[str, Any]:
+    """`?depois=5` or `?antes=5`, never both: one object, exploded; `after` and `before` say
+    in words which page each gives."""
+    return {
+        "name": "cursor",
+        "in": "query",
+        "style": "form",
+        "explode": True,
+        "schema": {
+            "type": "object",
+            "properties": {
+                "depois": {**ID, "description": f"A página {after}."},
+                "antes": {**ID, "description": f"A página {before}."},
+            },
+            "not": {"required": ["depois", "antes"]},
+        },
+    }
+
+
 RETURN_PARAM = {
     "name": "lista",
     "in": "query",
