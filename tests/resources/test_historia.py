@@ -286,6 +286,15 @@ class TestTheHistoryPage:
         assert "<del>R$ 29,90</del>" in page.text and "<ins>R$ 1.234,50</ins>" in page.text
         assert "<title>Histórico de «Caneca» · Catálogo</title>" in page.text
 
+    def test_names_an_empty_description_in_words(self, client: TestClient, db: Database) -> None:
+        id = create_via_form(client, db, "Caneca")
+        client.put(
+            f"/produtos/{id}",
+            data={"produto.nome": "Caneca", "produto.descricao": "Azul", "produto.preco": "1"},
+        )
+        page = client.get(f"/produtos/{id}/historico").text
+        assert "<del>(sem descrição)</del>" in page and "<ins>(sem descrição)</ins>" in page
+
     def test_is_linked_from_the_edit_page(self, client: TestClient, db: Database) -> None:
         id = create_via_form(client, db)
         assert (

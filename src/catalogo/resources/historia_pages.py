@@ -111,4 +111,5 @@ def _linha(evento: Evento, live: Produto | None) -> Linha:
 
 
 def _shown(produto: Produto, campo: str) -> str:
-    return formatar_campo(campo, getattr(produto, campo))
+    """Only a description can be empty: said in words, not left a blank cell."""
+    return formatar_campo(campo, getattr(produto, campo)) or "(sem descrição)"
