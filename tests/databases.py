@@ -85,7 +85,10 @@ class Database:
 
     def tables(self) -> list[str]:
         if self.backend == "sqlite":
-            sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            sql = (  # FTS5's own tables (produtos_busca_data, ...) are its business
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'produtos_busca_%'"
+            )
         else:
             sql = "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
         return sorted(row[0] for row in self.execute(sql))

@@ -4,12 +4,13 @@ an idempotency key is honoured once. Each test runs on SQLite and on PostgreSQL.
 import asyncio
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
 from catalogo.historia import CLI
 from catalogo.produtos import Produto
+from catalogo.search import Position, Query
 from catalogo.settings import Settings
 from catalogo.storage import (
     Cursor,
@@ -106,9 +107,9 @@ def test_pages_walk_the_whole_catalog_newest_first(database: str) -> None:
     async def test(storage: Storage) -> None:
         await storage.create_many((produto(f"p{n}") for n in range(10)), CLI)
         seen: list[int] = []
-        cursor: Cursor | None = Cursor(4)
+        cursor: Cursor[Position] | None = Cursor(4)
         while cursor is not None:
-            page = await storage.page(cursor)
+            page = await storage.find(Query(), cursor)
             seen += [p.id for p in page.items if p.id]
             cursor = page.next
         assert seen == list(range(10, 0, -1))
@@ -116,10 +117,12 @@ def test_pages_walk_the_whole_catalog_newest_first(database: str) -> None:
     run(database, test)
 
 
-async def walk(read: Callable[[Cursor], Awaitable[Page[T]]], key: Callable[[T], int]) -> list[int]:
+async def walk(
+    read: Callable[[Cursor[Any]], Awaitable[Page[T, Any]]], key: Callable[[T], int]
+) -> list[int]:
     """Every item's key, following `next` from the first page, then `prev` back from the last."""
     forward: list[int] = []
-    cursor: Cursor | None = Cursor(3)
+    cursor: Cursor[Any] | None = Cursor(3)
     last = None
     while cursor is not None:
         last = await read(cursor)
@@ -200,7 +203,7 @@ def test_purging_deletes_only_products_removed_before_the_time_given(database: s
         assert await storage.purge(second.em + 1) == 1
         assert await storage.purge(second.em + 1) == 0
         await storage.create(produto("novo"), CLI)
-        assert [p.id for p in (await storage.page(Cursor(9))).items] == [5, 4, 3]
+        assert [p.id for p in (await storage.find(Query(), Cursor(9))).items] == [5, 4, 3]
 
     run(database, test)
 

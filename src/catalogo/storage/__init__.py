@@ -4,8 +4,9 @@
 (`sqlite.py`) or a PostgreSQL database (`postgres.py`). Both answer alike, down to the byte:
 the suite runs whole against each. A database that cannot answer now is `StorageUnavailable`.
 
-Pages are keyset pages in list order (newest first): a `Cursor` says "after" or "before" a
-product id, so page 10,000 costs what page 1 costs.
+Pages are keyset pages: a `Cursor` says "after" or "before" a position in the page's order, so
+page 10,000 costs what page 1 costs. A list's `Query` (search.py) is answered the same on both
+databases, each choosing per query how to find it fast (docs/search.md).
 
 Writes that name the versions they expect (`versions`) fail with `VersionConflict` when the
 product has moved on, checked in the same statement as the write, so two editors can never
@@ -24,11 +25,12 @@ once on every instance.
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Generic, Literal, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
 from catalogo.historia import Autoria, Evento
 from catalogo.produtos import Produto
+from catalogo.search import Ordem, Position, Query
 from catalogo.settings import Settings
 
 
@@ -99,48 +101,130 @@ class KeyTaken(Exception):
     """The claim on an idempotency key was taken over (it looked abandoned): nothing stored."""
 
 
-@dataclass(frozen=True)
-class Cursor:
-    """A page request: the first page, or the items just after or before one, named by its id
-    (a product's in the list and the trash, an event's in a history)."""
-
-    limit: int
-    after: int | None = None
-    before: int | None = None
-
-
+P = TypeVar("P")  # where a page starts or ends: an id, a version, or a search.Position
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Page(Generic[T]):
+class Cursor(Generic[P]):
+    """A page request: the first page, or the items just after or before a position (a
+    product's id in the trash, an event's version in a history, a search.Position in a list)."""
+
+    limit: int
+    after: P | None = None
+    before: P | None = None
+
+
+@dataclass(frozen=True)
+class Page(Generic[T, P]):
     items: list[T]
-    next: Cursor | None
-    prev: Cursor | None
+    next: Cursor[P] | None
+    prev: Cursor[P] | None
+    total: int | None = None  # how many in all, counted up to what was asked + 1; None: not asked
+
+
+COUNT_CAP = 10_000  # a page says "mais de 10.000" rather than count a million
+COUNT_EXACT = 2**62  # what a JSON client that asks for the total is counted up to
 
 
 def page_of(
-    cursor: Cursor,
+    cursor: Cursor[P],
     items: list[T],
-    ids: tuple[int, int] | None,
+    ids: tuple[P, P] | None,
     older: bool,
     newer: int,
     anywhere: bool,
-) -> Page[T]:
-    """A page and its links, from what lies around it: the `ids` of its first and last items,
-    whether any item is `older` than its last, how many are `newer` than its first (counted up
-    to one page and one more), and, for an empty page, whether there is any item at all (then
-    the way back is page 1)."""
+) -> Page[T, P]:
+    """A page and its links, from what lies around it: the positions (`ids`) of its first and
+    last items, whether any item is `older` than its last, how many are `newer` than its first
+    (counted up to one page and one more), and, for an empty page, whether there is any item
+    at all (then the way back is page 1)."""
     if not items or ids is None:
         paged = cursor.after is not None or cursor.before is not None
         return Page([], None, Cursor(cursor.limit) if anywhere and paged else None)
     first, last = ids
-    prev = None
+    prev: Cursor[P] | None = None
     if newer > cursor.limit:
         prev = Cursor(cursor.limit, before=first)
     elif newer:
         prev = Cursor(cursor.limit)  # what is newer fits on the first page
     return Page(items, Cursor(cursor.limit, after=last) if older else None, prev)
+
+
+class Walk(NamedTuple):
+    """How a list page is read: along which column (id, nome or preco), which way, and from
+    which position (none: from the start)."""
+
+    column: str
+    ascending: bool
+    position: Position | None
+
+
+def walk(ordem: Ordem, cursor: Cursor[Position]) -> Walk:
+    """A page before a position is read backwards from it, then turned round (`found`)."""
+    ascending = ordem in ("id", "nome", "preco")
+    if cursor.before is not None:
+        ascending = not ascending
+    position = cursor.after if cursor.after is not None else cursor.before
+    return Walk(ordem.lstrip("-"), ascending, position)
+
+
+def whole(cursor: Cursor[Position], rows: list[Any]) -> int | None:
+    """How many there are when a first page's rows (a page and one more at most) hold them
+    all: counted for free."""
+    if cursor.after is None and cursor.before is None and len(rows) <= cursor.limit:
+        return len(rows)
+    return None
+
+
+class Counts:
+    """The lists' counts as of one state of the database (`stamp`, which every change moves),
+    so that a query is counted once while nothing changes, and never shown stale."""
+
+    _KEPT = 1_000
+
+    def __init__(self) -> None:
+        self._stamp: object = None
+        self._known: dict[tuple[Query, int], int] = {}
+
+    def known(self, stamp: object, query: Query, up_to: int) -> int | None:
+        """The count of `query` made since the database was last changed, if one was."""
+        if stamp != self._stamp or len(self._known) >= self._KEPT:
+            self._stamp, self._known = stamp, {}
+        return self._known.get((query, up_to))
+
+    def remember(self, query: Query, up_to: int, total: int) -> int:
+        self._known[query, up_to] = total
+        return total
+
+
+def found(
+    cursor: Cursor[Position],
+    rows: list[tuple[Produto, Position]],
+    total: int | None,
+    newer: int | None = None,
+) -> Page[Produto, Position]:
+    """A list's page from up to one page and one more `rows` in the direction walked (for a
+    `before` cursor, backwards, and more than a page: fewer, and the caller asks again for the
+    first page). What lies before a page reached by `after` is read again only when it is
+    cheap (`newer`, counted up to a page and one more: the whole catalog in an order); for a
+    search that would cost as much as the page, and its way back may lead to the first page."""
+    limit = cursor.limit
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if cursor.before is not None:
+        rows.reverse()
+    items = [produto for produto, _ in rows]
+    paged = cursor.after is not None or cursor.before is not None
+    if not items:
+        return Page([], None, Cursor(limit) if paged else None, total)
+    first, last = rows[0][1], rows[-1][1]
+    if cursor.before is not None:
+        return Page(items, Cursor(limit, after=last), Cursor(limit, before=first), total)
+    prev = Cursor(limit, before=first) if paged else None
+    if newer is not None and newer <= limit:
+        prev = Cursor(limit) if newer else None  # what comes before fits on the first page
+    return Page(items, Cursor(limit, after=last) if more else None, prev, total)
 
 
 def unobserved(value: int) -> None:
@@ -157,7 +241,12 @@ class Instruments:
 
 
 class Storage(Protocol):
-    async def page(self, cursor: Cursor) -> Page[Produto]: ...
+    async def find(
+        self, query: Query, cursor: Cursor[Position], count: int | None = None
+    ) -> Page[Produto, Position]:
+        """A page of the products `query` finds, in its order; with `count`, their number
+        (up to `count` + 1) in `total`."""
+        ...
 
     async def get(self, id: int) -> Produto | None: ...
 
@@ -184,7 +273,7 @@ class Storage(Protocol):
         """When and by whom a removed product was removed; None if it is not removed."""
         ...
 
-    async def trash(self, cursor: Cursor) -> Page[Removal]:
+    async def trash(self, cursor: Cursor[int]) -> Page[Removal, int]:
         """Removed products, the latest removal first."""
         ...
 
@@ -193,7 +282,7 @@ class Storage(Protocol):
         many."""
         ...
 
-    async def history(self, id: int, cursor: Cursor) -> Page[Evento]:
+    async def history(self, id: int, cursor: Cursor[int]) -> Page[Evento, int]:
         """A product's events, newest first."""
         ...
 

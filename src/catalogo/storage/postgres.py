@@ -22,6 +22,7 @@ import asyncpg
 from catalogo import historia, storage
 from catalogo.historia import Autoria
 from catalogo.produtos import Produto
+from catalogo.search import folded
 from catalogo.storage.postgres_accounts import PostgresAccounts
 from catalogo.storage.postgres_history import (
     EVENT_COLUMNS,
@@ -30,26 +31,11 @@ from catalogo.storage.postgres_history import (
     produto_of,
 )
 from catalogo.storage.postgres_pool import Connection
+from catalogo.storage.postgres_search import PostgresSearch
 
 SEED_BATCH = 10_000
 _COLUMNS = "id, nome, descricao, preco, versao, criado_em, atualizado_em"
 _LIVE = "removido_em IS NULL"
-# One statement, so one snapshot and one round trip: the page, and what lies around it. The
-# LEFT JOIN keeps one row (of NULLs) when the page is empty, to carry `anywhere`.
-_PAGE = f"""
-WITH pagina AS (SELECT {_COLUMNS} FROM produtos WHERE {_LIVE} {{where}})
-SELECT p.id, p.nome, p.descricao, p.preco, p.versao, p.criado_em, p.atualizado_em,
-    EXISTS (SELECT 1 FROM produtos WHERE {_LIVE} AND id < (SELECT min(id) FROM pagina)),
-    (SELECT count(*) FROM (
-        SELECT 1 FROM produtos WHERE {_LIVE} AND id > (SELECT max(id) FROM pagina) LIMIT $1 + 1
-    ) AS newer),
-    EXISTS (SELECT 1 FROM produtos WHERE {_LIVE})
-FROM (VALUES (1)) AS one_row LEFT JOIN pagina AS p ON true
-ORDER BY p.id DESC
-"""
-_FIRST_PAGE = _PAGE.format(where="ORDER BY id DESC LIMIT $1")
-_PAGE_AFTER = _PAGE.format(where="AND id < $2 ORDER BY id DESC LIMIT $1")
-_PAGE_BEFORE = _PAGE.format(where="AND id > $2 ORDER BY id ASC LIMIT $1")
 # The session a statement runs in, named as pg_stat_activity lets anyone check that it still
 # lives: its server process and when that started (a process id alone comes back in time).
 _SESSION = "pid || '@' || extract(epoch FROM backend_start)"
@@ -57,19 +43,7 @@ _THIS_SESSION = f"(SELECT {_SESSION} FROM pg_stat_activity WHERE pid = pg_backen
 _HOLDER_GONE = f"NOT EXISTS (SELECT FROM pg_stat_activity WHERE {_SESSION} = k.holder)"
 
 
-class PostgresStorage(PostgresHistory, PostgresAccounts):
-    async def page(self, cursor: storage.Cursor) -> storage.Page[Produto]:
-        if cursor.before is not None:
-            rows = await self._fetch(_PAGE_BEFORE, cursor.limit, cursor.before)
-        elif cursor.after is not None:
-            rows = await self._fetch(_PAGE_AFTER, cursor.limit, cursor.after)
-        else:
-            rows = await self._fetch(_FIRST_PAGE, cursor.limit)
-        produtos = [produto_of(row) for row in rows if row[0] is not None]
-        older, newer, anywhere = rows[0][7], rows[0][8], rows[0][9]
-        ids = (rows[0][0], rows[-1][0]) if produtos else None
-        return storage.page_of(cursor, produtos, ids, older, newer, anywhere)
-
+class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
     async def get(self, id: int) -> Produto | None:
         rows = await self._fetch(f"SELECT {_COLUMNS} FROM produtos WHERE id = $1 AND {_LIVE}", id)
         return produto_of(rows[0]) if rows else None
@@ -82,16 +56,17 @@ class PostgresStorage(PostgresHistory, PostgresAccounts):
         the statement timeout: for seeding demos and benchmarks, not for requests. Never run
         again: the batches before a failure are stored."""
         now = time.time()
-        rows = ((p.nome, p.descricao, p.preco) for p in produtos)
+        rows = ((p.nome, p.descricao, p.preco, *folded(p)) for p in produtos)
 
         async def add(connection: Connection) -> int:
             added = 0
             while batch := list(itertools.islice(rows, SEED_BATCH)):
                 async with connection.transaction():
                     ids = await connection.fetch(
-                        "INSERT INTO produtos (nome, descricao, preco, criado_em, atualizado_em) "
-                        "SELECT n, d, p, $4, $4 FROM unnest($1::text[], $2::text[], "
-                        "$3::numeric[]) WITH ORDINALITY AS r(n, d, p, i) ORDER BY i RETURNING id",
+                        "INSERT INTO produtos (nome, descricao, preco, criado_em, atualizado_em, "
+                        "nome_chave, busca) SELECT n, d, p, $6, $6, k, b FROM unnest($1::text[], "
+                        "$2::text[], $3::numeric[], $4::text[], $5::text[]) WITH ORDINALITY "
+                        "AS r(n, d, p, k, b, i) ORDER BY i RETURNING id",
                         *zip(*batch, strict=True),
                         now,
                     )
@@ -99,7 +74,7 @@ class PostgresStorage(PostgresHistory, PostgresAccounts):
                     await connection.copy_records_to_table(
                         "eventos",
                         records=[
-                            (row[0], "criado", 1, None, _fields(*fields), *autoria, now)
+                            (row[0], "criado", 1, None, _fields(*fields[:3]), *autoria, now)
                             for row, fields in zip(ids, batch, strict=True)
                         ],
                         columns=EVENT_COLUMNS.split(", "),
@@ -116,13 +91,14 @@ class PostgresStorage(PostgresHistory, PostgresAccounts):
             antes = await _current(connection, id, versions)
             now = time.time()
             versao = await connection.fetchval(
-                "UPDATE produtos SET nome = $2, descricao = $3, preco = $4, "
-                "versao = versao + 1, atualizado_em = $5 WHERE id = $1 RETURNING versao",
+                "UPDATE produtos SET nome = $2, descricao = $3, preco = $4, versao = versao + 1, "
+                "atualizado_em = $5, nome_chave = $6, busca = $7 WHERE id = $1 RETURNING versao",
                 id,
                 produto.nome,
                 produto.descricao,
                 produto.preco,
                 now,
+                *folded(produto),
             )
             depois = produto.model_copy(
                 update={
@@ -258,12 +234,13 @@ class PostgresStorage(PostgresHistory, PostgresAccounts):
 async def _insert(connection: Connection, produto: Produto, autoria: Autoria) -> Produto:
     now = time.time()
     rows = await connection.fetch(
-        "INSERT INTO produtos (nome, descricao, preco, criado_em, atualizado_em) "
-        "VALUES ($1, $2, $3, $4, $4) RETURNING id, versao",
+        "INSERT INTO produtos (nome, descricao, preco, criado_em, atualizado_em, nome_chave, "
+        "busca) VALUES ($1, $2, $3, $4, $4, $5, $6) RETURNING id, versao",
         produto.nome,
         produto.descricao,
         produto.preco,
         now,
+        *folded(produto),
     )
     created = produto.model_copy(
         update={"id": rows[0][0], "versao": rows[0][1], "criado_em": now, "atualizado_em": now}

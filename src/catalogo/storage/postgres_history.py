@@ -15,7 +15,6 @@ instant, on a reader), which an exclusive lock around each insert made them do:
 bench/eventlock.py measures both.
 """
 
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from catalogo import historia, storage
@@ -72,19 +71,12 @@ def _removal(row: Any) -> storage.Removal:
 
 
 class PostgresHistory(PostgresPool):
-    async def _snapshot(self, read: Callable[[Connection], Awaitable[T]]) -> T:
-        async def run(connection: Connection) -> T:
-            async with connection.transaction(isolation="repeatable_read", readonly=True):
-                return await read(connection)
-
-        return await self._run(run)
-
     async def removed(self, id: int) -> storage.Removal | None:
         rows = await self._fetch(f"{_REMOVED} AND p.id = $1", id)
         return _removal(rows[0]) if rows else None
 
-    async def trash(self, cursor: storage.Cursor) -> storage.Page[storage.Removal]:
-        async def read(connection: Connection) -> storage.Page[storage.Removal]:
+    async def trash(self, cursor: storage.Cursor[int]) -> storage.Page[storage.Removal, int]:
+        async def read(connection: Connection) -> storage.Page[storage.Removal, int]:
             order = "ORDER BY p.removido_em DESC, p.id DESC LIMIT $1"
             if cursor.before is not None:
                 rows = await connection.fetch(
@@ -132,8 +124,10 @@ class PostgresHistory(PostgresPool):
 
         return await self._run(purge)  # running it again deletes what is left: the same
 
-    async def history(self, id: int, cursor: storage.Cursor) -> storage.Page[historia.Evento]:
-        async def read(connection: Connection) -> storage.Page[historia.Evento]:
+    async def history(
+        self, id: int, cursor: storage.Cursor[int]
+    ) -> storage.Page[historia.Evento, int]:
+        async def read(connection: Connection) -> storage.Page[historia.Evento, int]:
             if cursor.before is not None:
                 rows = await connection.fetch(
                     f"{_EVENTS} AND versao > $2 ORDER BY versao ASC LIMIT $3",

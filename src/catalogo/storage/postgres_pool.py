@@ -154,6 +154,15 @@ class PostgresPool:
 
         return await self._run(fetch)
 
+    async def _snapshot(self, read: Callable[[Connection], Awaitable[T]]) -> T:
+        """`read`'s statements all see one moment of the database."""
+
+        async def run(connection: Connection) -> T:
+            async with connection.transaction(isolation="repeatable_read", readonly=True):
+                return await read(connection)
+
+        return await self._run(run)
+
     async def _change(self, change: Callable[[Connection], Awaitable[T]]) -> T:
         """A write and its event in one transaction. Run again when it failed before COMMIT
         was sent (the server rolled it back) or was never sent; a COMMIT sent is a 503."""

@@ -16,8 +16,10 @@ from typing import Any, TypeVar
 from catalogo import historia, storage
 from catalogo.historia import Autoria
 from catalogo.produtos import Produto
+from catalogo.search import folded
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_history import COLUMNS, EVENT_COLUMNS, LIVE, SQLiteHistory, produto_of
+from catalogo.storage.sqlite_search import SQLiteSearch
 from catalogo.storage.sqlite_writer import Writer, connect
 
 T = TypeVar("T")
@@ -26,9 +28,9 @@ T = TypeVar("T")
 def _insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) -> Produto:
     now = time.time()
     rows = connection.execute(
-        "INSERT INTO produtos (nome, descricao, preco_centavos, criado_em, atualizado_em) "
-        "VALUES (?, ?, ?, ?, ?) RETURNING id, versao",
-        (produto.nome, produto.descricao, _centavos(produto), now, now),
+        "INSERT INTO produtos (nome, descricao, preco_centavos, criado_em, atualizado_em, "
+        "nome_chave, busca) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id, versao",
+        (produto.nome, produto.descricao, _centavos(produto), now, now, *folded(produto)),
     ).fetchall()
     created = produto.model_copy(
         update={"id": rows[0][0], "versao": rows[0][1], "criado_em": now, "atualizado_em": now}
@@ -89,7 +91,7 @@ def _fields(nome: str, descricao: str, centavos: int) -> str:
     )
 
 
-class SQLiteStorage(SQLiteHistory, SQLiteAccounts):
+class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
     def __init__(
         self,
         path: str,
@@ -113,39 +115,6 @@ class SQLiteStorage(SQLiteHistory, SQLiteAccounts):
     async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T:
         return await self._writer.submit(work)
 
-    async def page(self, cursor: storage.Cursor) -> storage.Page[Produto]:
-        self._read("BEGIN")
-        try:
-            return self._page(cursor)
-        finally:
-            self._read("COMMIT")
-
-    def _page(self, cursor: storage.Cursor) -> storage.Page[Produto]:
-        base = f"SELECT {COLUMNS} FROM produtos WHERE {LIVE}"
-        if cursor.before is not None:
-            rows = self._read(
-                f"{base} AND id > ? ORDER BY id ASC LIMIT ?", (cursor.before, cursor.limit)
-            )[::-1]
-        elif cursor.after is not None:
-            rows = self._read(
-                f"{base} AND id < ? ORDER BY id DESC LIMIT ?", (cursor.after, cursor.limit)
-            )
-        else:
-            rows = self._read(f"{base} ORDER BY id DESC LIMIT ?", (cursor.limit,))
-        if not rows:
-            anywhere = self._read(f"SELECT EXISTS(SELECT 1 FROM produtos WHERE {LIVE})")[0][0]
-            return storage.page_of(cursor, [], None, False, 0, anywhere)
-        first, last = rows[0][0], rows[-1][0]
-        older = self._read(
-            f"SELECT EXISTS(SELECT 1 FROM produtos WHERE {LIVE} AND id < ?)", (last,)
-        )[0][0]
-        newer = self._read(
-            f"SELECT count(*) FROM (SELECT 1 FROM produtos WHERE {LIVE} AND id > ? LIMIT ?)",
-            (first, cursor.limit + 1),
-        )[0][0]
-        items = [produto_of(row) for row in rows]
-        return storage.page_of(cursor, items, (first, last), older, newer, True)
-
     async def get(self, id: int) -> Produto | None:
         rows = self._read(f"SELECT {COLUMNS} FROM produtos WHERE id = ? AND {LIVE}", (id,))
         return produto_of(rows[0]) if rows else None
@@ -157,7 +126,7 @@ class SQLiteStorage(SQLiteHistory, SQLiteAccounts):
         """Adds products, each with its event, in one transaction: for seeding demos and
         benchmarks, not for requests. The ids are consecutive: one writer, one transaction."""
         now = time.time()
-        rows = [(p.nome, p.descricao, _centavos(p), now, now) for p in produtos]
+        rows = [(p.nome, p.descricao, _centavos(p), now, now, *folded(p)) for p in produtos]
 
         def run(connection: sqlite3.Connection) -> int:
             (last,) = connection.execute("SELECT coalesce(max(id), 0) FROM produtos").fetchone()
@@ -167,7 +136,7 @@ class SQLiteStorage(SQLiteHistory, SQLiteAccounts):
             first = max(last, seq) + 1  # AUTOINCREMENT's rule for the next id
             connection.executemany(
                 "INSERT INTO produtos (nome, descricao, preco_centavos, criado_em, "
-                "atualizado_em) VALUES (?, ?, ?, ?, ?)",
+                "atualizado_em, nome_chave, busca) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             connection.executemany(
@@ -175,7 +144,7 @@ class SQLiteStorage(SQLiteHistory, SQLiteAccounts):
                 "?, ?, ?, ?, ?, ?)",
                 (
                     (first + i, _fields(nome, descricao, centavos), *autoria, now)
-                    for i, (nome, descricao, centavos, _, _) in enumerate(rows)
+                    for i, (nome, descricao, centavos, *_) in enumerate(rows)
                 ),
             )
             return len(rows)
@@ -194,8 +163,8 @@ class SQLiteStorage(SQLiteHistory, SQLiteAccounts):
             now = time.time()
             connection.execute(
                 "UPDATE produtos SET nome = ?, descricao = ?, preco_centavos = ?, "
-                "versao = versao + 1, atualizado_em = ? WHERE id = ?",
-                (produto.nome, produto.descricao, _centavos(produto), now, id),
+                "versao = versao + 1, atualizado_em = ?, nome_chave = ?, busca = ? WHERE id = ?",
+                (produto.nome, produto.descricao, _centavos(produto), now, *folded(produto), id),
             )
             depois = produto.model_copy(
                 update={

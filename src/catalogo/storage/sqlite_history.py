@@ -77,14 +77,14 @@ class SQLiteHistory:
         rows = self._read(f"{_REMOVED} AND p.id = ?", (id,))
         return _removal(rows[0]) if rows else None
 
-    async def trash(self, cursor: storage.Cursor) -> storage.Page[storage.Removal]:
+    async def trash(self, cursor: storage.Cursor[int]) -> storage.Page[storage.Removal, int]:
         self._read("BEGIN")  # one snapshot for the page and what lies around it
         try:
             return self._trash(cursor)
         finally:
             self._read("COMMIT")
 
-    def _trash(self, cursor: storage.Cursor) -> storage.Page[storage.Removal]:
+    def _trash(self, cursor: storage.Cursor[int]) -> storage.Page[storage.Removal, int]:
         order = "ORDER BY p.removido_em DESC, p.id DESC LIMIT ?"
         if cursor.before is not None:
             rows = self._read(
@@ -123,14 +123,16 @@ class SQLiteHistory:
 
         return await self._submit(run)
 
-    async def history(self, id: int, cursor: storage.Cursor) -> storage.Page[historia.Evento]:
+    async def history(
+        self, id: int, cursor: storage.Cursor[int]
+    ) -> storage.Page[historia.Evento, int]:
         self._read("BEGIN")
         try:
             return self._history(id, cursor)
         finally:
             self._read("COMMIT")
 
-    def _history(self, id: int, cursor: storage.Cursor) -> storage.Page[historia.Evento]:
+    def _history(self, id: int, cursor: storage.Cursor[int]) -> storage.Page[historia.Evento, int]:
         base = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ?"
         if cursor.before is not None:
             rows = self._read(

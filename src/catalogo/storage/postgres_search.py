@@ -1,0 +1,143 @@
+"""The list in PostgreSQL: every search, filter and order, in one statement per page.
+
+Each word is a `LIKE '%word%'` on the folded `busca` column, which pg_trgm's GIN index answers
+(the word's `%`, `_` and `\\` escaped, so a person's text is never a pattern). Unlike SQLite,
+PostgreSQL keeps statistics of its own, so its planner chooses between that index and the
+order's (nome_chave, id) or (preco, id) index; the choice is measured in bench/search.py.
+
+Counts are capped (storage.COUNT_CAP) and remembered while the database's snapshot is the same
+(`pg_current_snapshot()`: no write has begun or ended since), so a catalog read more than it is
+written counts each query once.
+"""
+
+from decimal import Decimal
+from functools import cached_property
+from typing import Any
+
+from catalogo import storage
+from catalogo.produtos import Produto
+from catalogo.search import Position, Query, key_of
+from catalogo.storage.postgres_history import produto_of
+from catalogo.storage.postgres_pool import Connection, PostgresPool
+
+_KEYS = {"id": "p.id", "nome": "p.nome_chave", "preco": "p.preco"}
+_SELECT = (
+    "SELECT p.id, p.nome, p.descricao, p.preco, p.versao, p.criado_em, p.atualizado_em, "
+    "p.nome_chave FROM produtos p"
+)
+
+
+def _pattern(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class _Plan:
+    """One query's WHERE, and how to walk it in order."""
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+        self.where = ["p.removido_em IS NULL"]
+        self.params: list[Any] = []
+        for term in query.terms:
+            self._add("p.busca LIKE {}", _pattern(term))
+        if query.preco_min is not None:
+            self._add("p.preco >= {}", query.preco_min)
+        if query.preco_max is not None:
+            self._add("p.preco <= {}", query.preco_max)
+        if query.ids:
+            self._add("p.id = ANY({}::bigint[])", list(query.ids))
+
+    def _add(self, condition: str, value: Any) -> None:
+        self.params.append(value)
+        self.where.append(condition.format(f"${len(self.params)}"))
+
+    def page(
+        self, cursor: storage.Cursor[Position], limit: int, counted: bool = False
+    ) -> tuple[str, list[Any]]:
+        """The statement for `limit` rows from the cursor on, in the walking direction; or,
+        `counted`, for how many of them there are."""
+        column, ascending, position = storage.walk(self.query.ordem, cursor)
+        where, params = list(self.where), list(self.params)
+        key = _KEYS[column]
+        direction = "ASC" if ascending else "DESC"
+        sign = ">" if ascending else "<"
+        if position is not None and column == "id":
+            params.append(position.id)
+            where.append(f"p.id {sign} ${len(params)}")
+        elif position is not None:
+            params += [
+                position.key if column == "nome" else Decimal(position.key).scaleb(-2),
+                position.id,
+            ]
+            where.append(f"({key}, p.id) {sign} (${len(params) - 1}, ${len(params)})")
+        order = f"p.id {direction}" if column == "id" else f"{key} {direction}, p.id {direction}"
+        params.append(limit)
+        select = "SELECT 1 FROM produtos p" if counted else _SELECT
+        sql = f"{select} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ${len(params)}"
+        if counted:
+            sql = f"SELECT count(*) FROM ({sql}) AS counted"
+        return sql, params
+
+    def count(self, up_to: int) -> tuple[str, list[Any]]:
+        params = [*self.params, up_to + 1]
+        sql = f"SELECT 1 FROM produtos p WHERE {' AND '.join(self.where)} LIMIT ${len(params)}"
+        return f"SELECT count(*) FROM ({sql}) AS found", params
+
+
+class PostgresSearch(PostgresPool):
+    """The list: mixed into PostgresStorage."""
+
+    @cached_property
+    def _counts(self) -> storage.Counts:
+        return storage.Counts()
+
+    async def find(
+        self, query: Query, cursor: storage.Cursor[Position], count: int | None = None
+    ) -> storage.Page[Produto, Position]:
+        plan = _Plan(query)
+
+        async def read(connection: Connection) -> storage.Page[Produto, Position]:
+            current = cursor
+            rows = await self._rows(connection, plan, current)
+            if current.before is not None and len(rows) <= current.limit:
+                current = storage.Cursor(current.limit)  # nothing before: this is the start
+                rows = await self._rows(connection, plan, current)
+            total = None
+            if count is not None:
+                total = await self._count(connection, plan, current, rows, count)
+            newer = None
+            if current.after is not None and rows and not query.filtered:
+                back = storage.Cursor(current.limit, before=rows[0][1])
+                sql, params = plan.page(back, current.limit + 1, counted=True)
+                newer = await connection.fetchval(sql, *params)
+            return storage.found(current, rows, total, newer)
+
+        if count is None and cursor == storage.Cursor(cursor.limit):
+            return await self._run(read)  # one statement: no transaction to open
+        return await self._snapshot(read)
+
+    async def _rows(
+        self, connection: Connection, plan: _Plan, cursor: storage.Cursor[Position]
+    ) -> list[tuple[Produto, Position]]:
+        sql, params = plan.page(cursor, cursor.limit + 1)
+        return [
+            (produto_of(row), key_of(plan.query, row[0], row[7], int(row[3] * 100)))
+            for row in await connection.fetch(sql, *params)
+        ]
+
+    async def _count(
+        self,
+        connection: Connection,
+        plan: _Plan,
+        cursor: storage.Cursor[Position],
+        rows: list[tuple[Produto, Position]],
+        up_to: int,
+    ) -> int:
+        if (total := storage.whole(cursor, rows)) is not None:
+            return total
+        moment = await connection.fetchval("SELECT pg_current_snapshot()::text")
+        if (known := self._counts.known(moment, plan.query, up_to)) is not None:
+            return known
+        sql, params = plan.count(up_to)
+        return self._counts.remember(plan.query, up_to, await connection.fetchval(sql, *params))

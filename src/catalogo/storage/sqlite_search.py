@@ -1,0 +1,206 @@
+"""The list in the SQLite file: every search, filter and order, a plan chosen per query.
+
+SQLite's planner cannot weigh the trigram index against an order's index (it has no statistics
+for FTS5), and the wrong choice costs a thousand times the right one at a million products: a
+rare word walked through the order index reads the whole table, a common word through the
+trigram index finds a hundred thousand rows to sort. So the plan is chosen here, and named in
+every statement (docs/search.md has the measurements behind each choice):
+
+- id orders with words: the FTS5 table drives. Its rowid is minus the product's id, so its
+  natural order is newest first and it stops after one page, rare or common word alike. It is
+  asked for the words' trigrams (search.trigrams), and each word itself decides (`instr`).
+- other orders with words: FTS5 is first asked whether the words are rare (fewer than PROBE
+  products); if so it finds them all and they are sorted, else the order's index is walked
+  and each product checked.
+- a price range in another order than price: the same choice, asked of the price index.
+- ids: looked up, and sorted.
+- otherwise the order's index is walked: the rowid for id orders, `produtos_nome` (nome_chave,
+  id) and `produtos_preco` (preco_centavos, id), partial on live products.
+
+Counts are capped (storage.COUNT_CAP) and remembered until the file changes (`PRAGMA
+data_version`, which every commit of another connection moves), so a catalog read more than it
+is written counts each query once.
+"""
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from catalogo import storage
+from catalogo.produtos import Produto
+from catalogo.search import Position, Query, key_of, trigrams
+from catalogo.storage.sqlite_history import COLUMNS, LIVE, produto_of
+
+PROBE = 2_000  # below this many, a word or a price range is rare enough to find all and sort
+_KEYS = {"id": "p.id", "nome": "p.nome_chave", "preco": "p.preco_centavos"}
+_INDEXES = {
+    "id": "NOT INDEXED",
+    "nome": "INDEXED BY produtos_nome",
+    "preco": "INDEXED BY produtos_preco",
+}
+_SELECT = "SELECT " + ", ".join(f"p.{c}" for c in COLUMNS.split(", ")) + ", p.nome_chave"
+
+
+def match(words: list[str]) -> str:
+    """An FTS5 query in which each of `words` is a string, never an operator: `AND`, `NEAR` or
+    a stray quote are text."""
+    return " AND ".join('"' + word.replace('"', '""') + '"' for word in words)
+
+
+class _Plan:
+    """One query's FROM and WHERE, and how to walk them in order. The price bounds are kept
+    apart: walking by price from a cursor, they must not be where SQLite starts the walk."""
+
+    def __init__(
+        self,
+        query: Query,
+        source: str,
+        where: list[str],
+        params: list[Any],
+        fts_drives: bool = False,
+    ) -> None:
+        self.query = query
+        self.source = source
+        self.where = where
+        self.params = params
+        self.fts_drives = fts_drives
+
+    def _conditions(self, unindexed_price: bool = False) -> tuple[list[str], list[Any]]:
+        column = "+p.preco_centavos" if unindexed_price else "p.preco_centavos"
+        bounds = _price_bounds(self.query)
+        where = [*self.where, *(f"{column} {op} ?" for op, _ in bounds)]
+        return where, [*self.params, *(centavos for _, centavos in bounds)]
+
+    def page(
+        self, cursor: storage.Cursor[Position], limit: int, counted: bool = False
+    ) -> tuple[str, list[Any]]:
+        """The statement for `limit` rows from the cursor on, in the walking direction; or,
+        `counted`, for how many of them there are."""
+        column, ascending, position = storage.walk(self.query.ordem, cursor)
+        where, params = self._conditions(position is not None and column == "preco")
+        direction = "ASC" if ascending else "DESC"
+        sign = ">" if ascending else "<"
+        if self.fts_drives:  # rowid is -id: walking ids down is walking rowids up
+            if position is not None:
+                where.append(f"f.rowid {'<' if ascending else '>'} ?")
+                params.append(-position.id)
+            order = f"f.rowid {'DESC' if ascending else 'ASC'}"
+        elif column == "id":
+            if position is not None:
+                where.append(f"p.id {sign} ?")
+                params.append(position.id)
+            order = f"p.id {direction}"
+        else:
+            key = _KEYS[column]
+            if position is not None:
+                where.append(f"({key}, p.id) {sign} (?, ?)")
+                params.extend(position)
+            order = f"{key} {direction}, p.id {direction}"
+        select = "SELECT 1" if counted else _SELECT
+        sql = f"{select} FROM {self.source} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?"
+        if counted:
+            sql = f"SELECT count(*) FROM ({sql})"
+        return sql, [*params, limit]
+
+    def count(self, up_to: int) -> tuple[str, list[Any]]:
+        where, params = self._conditions()
+        sql = f"SELECT 1 FROM {self.source} WHERE {' AND '.join(where)}"
+        return f"SELECT count(*) FROM ({sql} LIMIT ?)", [*params, up_to + 1]
+
+
+def _price_bounds(query: Query) -> list[tuple[str, int]]:
+    """The price range as (operator, cents)."""
+    bounds = [(">=", query.preco_min), ("<=", query.preco_max)]
+    return [(op, int(bound * 100)) for op, bound in bounds if bound is not None]
+
+
+class SQLiteSearch:
+    """The list: mixed into SQLiteStorage, whose `_read` it uses."""
+
+    if TYPE_CHECKING:
+
+        def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]: ...
+
+    @cached_property
+    def _counts(self) -> storage.Counts:
+        return storage.Counts()
+
+    async def find(
+        self, query: Query, cursor: storage.Cursor[Position], count: int | None = None
+    ) -> storage.Page[Produto, Position]:
+        self._read("BEGIN")
+        try:
+            plan = self._plan(query)
+            rows = self._rows(plan, cursor)
+            if cursor.before is not None and len(rows) <= cursor.limit:
+                cursor = storage.Cursor(cursor.limit)  # nothing before: this is the start
+                rows = self._rows(plan, cursor)
+            total = None
+            if count is not None:
+                total = self._count(plan, cursor, rows, count)
+            newer = None
+            if cursor.after is not None and rows and not query.filtered:
+                back = storage.Cursor(cursor.limit, before=rows[0][1])
+                sql, params = plan.page(back, cursor.limit + 1, counted=True)
+                newer = self._read(sql, tuple(params))[0][0]
+            return storage.found(cursor, rows, total, newer)
+        finally:
+            self._read("COMMIT")
+
+    def _rows(
+        self, plan: _Plan, cursor: storage.Cursor[Position]
+    ) -> list[tuple[Produto, Position]]:
+        sql, params = plan.page(cursor, cursor.limit + 1)
+        return [
+            (produto_of(row[:7]), key_of(plan.query, row[0], row[7], row[3]))
+            for row in self._read(sql, tuple(params))
+        ]
+
+    def _count(
+        self,
+        plan: _Plan,
+        cursor: storage.Cursor[Position],
+        rows: list[tuple[Produto, Position]],
+        up_to: int,
+    ) -> int:
+        if (total := storage.whole(cursor, rows)) is not None:
+            return total
+        (version,) = self._read("PRAGMA data_version")[0]
+        if (known := self._counts.known(version, plan.query, up_to)) is not None:
+            return known
+        sql, params = plan.count(up_to)
+        return self._counts.remember(plan.query, up_to, self._read(sql, tuple(params))[0][0])
+
+    def _plan(self, query: Query) -> _Plan:
+        where = ["p.removido_em IS NULL"]
+        params: list[Any] = []
+        for term in query.terms:
+            where.append("instr(p.busca, ?) > 0")
+            params.append(term)
+        if query.ids:
+            where.append(f"p.id IN ({', '.join('?' * len(query.ids))})")
+            return _Plan(query, "produtos p", where, [*params, *query.ids])
+        column = query.ordem.lstrip("-")
+        found_by = list(dict.fromkeys(t for term in query.terms for t in trigrams(term)))
+        bounds = _price_bounds(query)
+        if found_by:
+            words = match(found_by)
+            if column == "id":
+                source = "produtos_busca f CROSS JOIN produtos p ON p.id = -f.rowid"
+                where = ["produtos_busca MATCH ?", *where]
+                return _Plan(query, source, where, [words, *params], fts_drives=True)
+            if self._rare("SELECT 1 FROM produtos_busca WHERE produtos_busca MATCH ?", [words]):
+                source = (
+                    "(SELECT -rowid AS id FROM produtos_busca WHERE produtos_busca MATCH ?) c "
+                    "CROSS JOIN produtos p ON p.id = c.id"
+                )
+                return _Plan(query, source, where, [words, *params])
+        elif bounds and column != "preco":
+            in_range = " AND ".join(f"p.preco_centavos {op} ?" for op, _ in bounds)
+            sql = f"SELECT 1 FROM produtos p INDEXED BY produtos_preco WHERE {LIVE} AND {in_range}"
+            if self._rare(sql, [centavos for _, centavos in bounds]):
+                return _Plan(query, "produtos p INDEXED BY produtos_preco", where, params)
+        return _Plan(query, f"produtos p {_INDEXES[column]}", where, params)
+
+    def _rare(self, sql: str, params: list[Any]) -> bool:
+        sql = f"SELECT count(*) FROM ({sql} LIMIT ?)"
+        return bool(self._read(sql, (*params, PROBE))[0][0] < PROBE)

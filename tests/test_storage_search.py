@@ -1,0 +1,237 @@
+"""Both stores answer every list query alike: one table of queries, each run on SQLite and on
+PostgreSQL against one small catalog and compared with what search.py says should match, in
+every order, the whole list and page by page both ways."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from catalogo.historia import CLI
+from catalogo.produtos import Produto
+from catalogo.search import ORDENS, Position, Query, name_key, searchable, terms
+from catalogo.settings import Settings
+from catalogo.storage import Cursor, Page, Storage, open_storage
+
+CATALOG = [
+    ("Pão de queijo", "Mineiro, quentinho.", "12.50"),
+    ("Maçã Fuji", "Fruta; caixa com 6", "3.99"),
+    ("Coração de frango", "Congelado 1 kg", "19.90"),
+    ("CANECA AZUL", "Cerâmica, 300 ml", "39.90"),
+    ("Caneca verde", "azul por dentro", "29.90"),
+    ('Monitor 24"', 'Tela "full HD"', "899.00"),
+    ("AND NEAR OR", "palavras que o FTS5 leria como operadores: NOT * ^ :", "1.00"),
+    ("Água mineral", "sem gás", "2.50"),
+    ("agua de coco", "", "2.50"),
+    ("Straße", "ß dobra em ss", "10.00"),
+    ("ﬁlé mignon", "ligadura ﬁ", "89.90"),
+    ("Caneca azul removida", "fora de toda lista", "39.90"),  # removed below
+    ("Zebra", "listrada\nem duas linhas", "100.00"),
+    ("pão", "minúsculo", "12.50"),
+    ("50% de desconto", "preço_promocional \\ barra", "5.00"),
+]
+REMOVED = 12
+
+
+def matches(q: str, nome: str, descricao: str) -> bool:
+    """What search.py promises: every folded word or phrase is in the folded text."""
+    return all(term in searchable(nome, descricao) for term in terms(q))
+
+
+def expected(query: Query, q: str) -> list[int]:
+    """The ids the query should list, in its order, computed in Python."""
+    rows = []
+    for id, (nome, descricao, preco) in enumerate(CATALOG, start=1):
+        price = Decimal(preco)
+        if id == REMOVED or not matches(q, nome, descricao):
+            continue
+        if query.preco_min is not None and price < query.preco_min:
+            continue
+        if query.preco_max is not None and price > query.preco_max:
+            continue
+        if query.ids and id not in query.ids:
+            continue
+        rows.append((id, name_key(nome).encode(), price))
+    column = query.ordem.lstrip("-")
+    key: Callable[[Any], Any] = {
+        "id": lambda row: (row[0],),
+        "nome": lambda row: (row[1], row[0]),
+        "preco": lambda row: (row[2], row[0]),
+    }[column]
+    rows.sort(key=key, reverse=query.ordem.startswith("-"))
+    return [row[0] for row in rows]
+
+
+QUERIES: list[tuple[str, dict[str, Any], list[int] | None]] = [
+    # (q, other filters, the ids in the default order where a person would check them by eye)
+    ("", {}, None),
+    ("pao", {}, [14, 1]),
+    ("PÃO", {}, [14, 1]),
+    ("maca", {}, [2]),
+    ("coracao", {}, [3]),
+    ("caneca azul", {}, [5, 4]),
+    ("azul caneca", {}, [5, 4]),
+    ('"caneca azul"', {}, [4]),
+    ('"full hd"', {}, [6]),
+    ('24"', {}, [6]),
+    ('"', {}, [6]),
+    ("AND", {}, [7]),
+    ("NEAR OR", {}, [7]),
+    ("NOT * ^ :", {}, [7]),
+    ("agua", {}, [9, 8]),
+    ("STRASSE", {}, [10]),
+    ("ß", {}, [10]),
+    ("file", {}, [11]),
+    ("fi", {}, [11]),
+    ("50%", {}, [15]),
+    ("o_p", {}, [15]),
+    ("\\", {}, [15]),
+    ("%", {}, [15]),
+    ("_", {}, [15]),
+    ("em duas", {}, [13]),
+    ("removida", {}, []),
+    ("zzz", {}, []),
+    ("a", {}, None),
+    ("de", {}, None),
+    ("caneca", {"preco_max": Decimal("30.00")}, [5]),
+    ("", {"preco_min": Decimal("2.50"), "preco_max": Decimal("12.50")}, [15, 14, 10, 9, 8, 2, 1]),
+    ("", {"preco_min": Decimal("100.00")}, [13, 6]),
+    ("", {"ids": (1, 4, 12, 99)}, [4, 1]),
+    ("pao", {"ids": (1, 2)}, [1]),
+    ("a", {"preco_min": Decimal("3.00"), "preco_max": Decimal("50.00")}, None),
+]
+
+
+def run(database: str, test: Callable[[Storage], Awaitable[None]]) -> None:
+    async def opened() -> None:
+        storage = await open_storage(Settings(database_url=database))
+        try:
+            for nome, descricao, preco in CATALOG:
+                await storage.create(
+                    Produto(nome=nome, descricao=descricao, preco=Decimal(preco)), CLI
+                )
+            await storage.delete(REMOVED, None, CLI)
+            await test(storage)
+        finally:
+            await storage.close()
+
+    asyncio.run(opened())
+
+
+async def walk(storage: Storage, query: Query, limit: int) -> list[int]:
+    """Every id, following `next` from the first page, and the same ids following `prev`
+    back from the last page."""
+    pages: list[Page[Produto, Position]] = []
+    cursor: Cursor[Position] | None = Cursor(limit)
+    while cursor is not None:
+        pages.append(await storage.find(query, cursor))
+        cursor = pages[-1].next
+        assert len(pages) < 50
+    forward = [p.id for page in pages for p in page.items]
+    backward = [p.id for p in pages[-1].items]
+    cursor = pages[-1].prev
+    while cursor is not None:
+        page = await storage.find(query, cursor)
+        backward = [p.id for p in page.items] + backward
+        cursor = page.prev
+    assert backward == forward
+    return [id for id in forward if id is not None]
+
+
+@pytest.mark.parametrize(("q", "filters", "by_eye"), QUERIES, ids=[repr(q[:2]) for q in QUERIES])
+def test_every_query_lists_what_matches_in_every_order_and_page_by_page(
+    database: str, q: str, filters: dict[str, Any], by_eye: list[int] | None
+) -> None:
+    async def test(storage: Storage) -> None:
+        for ordem in ORDENS:
+            query = Query(terms(q), ordem=ordem, **filters)
+            wanted = expected(query, q)
+            if by_eye is not None and ordem == "-id":
+                assert wanted == by_eye
+            page = await storage.find(query, Cursor(50), count=10)
+            assert [p.id for p in page.items] == wanted, ordem
+            assert page.total == len(wanted) and page.next is None and page.prev is None
+            assert await walk(storage, query, 2) == wanted, ordem
+
+    run(database, test)
+
+
+def test_names_are_ordered_blind_to_case_and_accents_then_by_id(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        page = await storage.find(Query(ordem="nome"), Cursor(5))
+        assert [p.nome for p in page.items] == [
+            "50% de desconto",
+            "agua de coco",
+            "Água mineral",
+            "AND NEAR OR",
+            "CANECA AZUL",
+        ]
+
+    run(database, test)
+
+
+def test_counts_stop_past_the_cap_and_follow_every_change(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        query = Query(terms("a"))
+        first = await storage.find(query, Cursor(2), count=5)
+        assert first.total == 6  # more than 5: the page says so, without counting on
+        assert (await storage.find(query, Cursor(2), count=100)).total == len(expected(query, "a"))
+        before = (await storage.find(query, Cursor(2), count=100)).total
+        assert before is not None
+        await storage.create(Produto(nome="mais uma", preco=Decimal(1)), CLI)
+        assert (await storage.find(query, Cursor(2), count=100)).total == before + 1
+        await storage.delete(1, None, CLI)
+        assert (await storage.find(query, Cursor(2), count=100)).total == before
+        await storage.update(2, Produto(nome="sem letra", preco=Decimal(1)), None, CLI)
+        assert (await storage.find(query, Cursor(2), count=100)).total == before
+
+    run(database, test)
+
+
+def test_a_changed_product_is_found_by_its_new_words_only(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        await storage.update(3, Produto(nome="Peito de peru", preco=Decimal(1)), None, CLI)
+        assert (await storage.find(Query(terms("coracao")), Cursor(9))).items == []
+        found = await storage.find(Query(terms("peru")), Cursor(9))
+        assert [p.id for p in found.items] == [3]
+        await storage.delete(3, None, CLI)
+        assert (await storage.find(Query(terms("peru")), Cursor(9))).items == []
+        await storage.restore(3, CLI)
+        assert [p.id for p in (await storage.find(Query(terms("peru")), Cursor(9))).items] == [3]
+        assert await storage.purge(float("inf")) == 1  # the product removed before the test
+        assert [p.id for p in (await storage.find(Query(terms("peru")), Cursor(9))).items] == [3]
+
+    run(database, test)
+
+
+def test_a_page_named_by_a_cursor_past_the_end_is_empty_with_a_way_back(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        for ordem in ORDENS:
+            query = Query(ordem=ordem)
+            last = await storage.find(query, Cursor(50))
+            beyond = last.items[-1]
+            assert beyond.id is not None
+            key: int | str = beyond.id
+            if ordem in ("nome", "-nome"):
+                key = name_key(beyond.nome)
+            elif ordem in ("preco", "-preco"):
+                key = int(beyond.preco * 100)
+            page = await storage.find(query, Cursor(50, after=Position(key, beyond.id)))
+            assert page.items == [] and page.next is None and page.prev == Cursor(50)
+
+    run(database, test)
+
+
+def test_an_order_is_answered_alike_for_every_ordem(database: str) -> None:
+    """Each ordem name is one of the six, and each gives a different order of this catalog."""
+
+    async def test(storage: Storage) -> None:
+        orders: set[tuple[int | None, ...]] = set()
+        for ordem in ORDENS:
+            page = await storage.find(Query(ordem=ordem), Cursor(50))
+            orders.add(tuple(p.id for p in page.items))
+        assert len(orders) == len(ORDENS)
+
+    run(database, test)
