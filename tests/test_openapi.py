@@ -23,7 +23,7 @@ from schemathesis.specs.openapi.checks import (
 )
 from starlette.testclient import TestClient
 
-from catalogo import accounts, migrations, openapi
+from catalogo import accounts, migrations, openapi, search
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import POSTGRESQL_URL, Database, PostgreSQLServer
@@ -277,3 +277,70 @@ def test_every_example_in_the_description_is_valid_for_its_operation(client: Tes
 
 def test_every_page_links_to_the_docs(client: TestClient) -> None:
     assert '<a href="/docs">Documentação da API</a>' in client.get("/produtos").text
+
+
+_JSON = {"Accept": "application/json"}
+
+
+def _query_parameters(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each query parameter's schema by the name it has in a URL: an exploded object's
+    properties (the cursors) by their own names."""
+    found: dict[str, dict[str, Any]] = {}
+    for parameter in operation["parameters"]:
+        schema = parameter["schema"]
+        if parameter["in"] == "query" and schema.get("type") == "object":
+            found.update(schema["properties"])
+        elif parameter["in"] == "query":
+            found[parameter["name"]] = schema
+    return found
+
+
+def test_the_list_describes_its_search_filters_orders_cursors_and_count(
+    client: TestClient,
+) -> None:
+    document = client.get("/openapi.json").json()
+    operation = document["paths"]["/produtos"]["get"]
+    query = _query_parameters(operation)
+    assert set(query) == {"q", "ordem", "preco_min", "preco_max", "id", "depois", "antes"}
+    assert query["ordem"]["enum"] == list(search.ORDENS)
+    ids = next(p for p in operation["parameters"] if p["name"] == "id")
+    assert (ids["style"], ids["explode"], ids["schema"]["type"]) == ("form", True, "array")
+    # A number in the id orders, an opaque token in the others: both are strings.
+    assert query["depois"]["type"] == query["antes"]["type"] == "string"
+    assert [p["name"] for p in operation["parameters"] if p["in"] == "header"] == ["Prefer"]
+    applied = operation["responses"]["200"]["headers"]["Preference-Applied"]
+    assert applied["schema"]["enum"] == ["count=exact"]
+    pagina = document["components"]["schemas"]["Pagina"]
+    assert "total" in pagina["properties"] and "total" not in pagina["required"]
+
+
+def test_the_limits_the_list_describes_are_the_ones_it_keeps(client: TestClient) -> None:
+    """`q`'s maxLength, `id`'s maxItems and a cursor's maxLength, as the description gives
+    them: a request at each limit is read, one past it is refused."""
+    query = _query_parameters(client.get("/openapi.json").json()["paths"]["/produtos"]["get"])
+
+    def status(**params: Any) -> int:
+        return client.get("/produtos", params=params, headers=_JSON).status_code
+
+    longest = query["q"]["maxLength"]
+    assert (status(q="a" * longest), status(q="a" * (longest + 1))) == (200, 400)
+    most = query["id"]["maxItems"]
+    ids = [str(id) for id in range(1, most + 2)]
+    assert (status(id=ids[:most]), status(id=ids)) == (200, 400)
+    # Tokens of no query at all, so both are refused; only the longer one for its length.
+    cursor = query["depois"]["maxLength"]
+    for length, too_long in ((cursor, False), (cursor + 1, True)):
+        params = {"ordem": "nome", "depois": "A" * length}
+        refused = client.get("/produtos", params=params, headers=_JSON)
+        assert refused.status_code == 400
+        assert ("longo demais" in refused.json()["detail"]) is too_long
+
+
+def test_a_count_is_given_only_when_asked_for_and_says_it_was(client: TestClient) -> None:
+    for nome in ("Pão de queijo", "pao doce", "Caneca"):
+        client.post("/produtos", json={"nome": nome, "preco": "10"}, headers=_JSON)
+    counted = client.get("/produtos?q=PAO", headers={**_JSON, "Prefer": "count=exact"})
+    assert counted.headers["Preference-Applied"] == "count=exact"
+    assert counted.json()["total"] == 2
+    plain = client.get("/produtos?q=PAO", headers=_JSON)
+    assert "total" not in plain.json() and "Preference-Applied" not in plain.headers

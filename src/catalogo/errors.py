@@ -127,6 +127,10 @@ HOST_NOT_ALLOWED = (
 BAD_METHOD_OVERRIDE = "_method aceita apenas PUT ou DELETE (recebido «{:.50}»)."
 BAD_VERSION = "A versão (versao) deve ser um número inteiro positivo."
 BAD_CURSOR = "O parâmetro «{}» deve ser o número de um produto."
+FOREIGN_CURSOR = (
+    "O parâmetro «{}» não é um cursor desta lista ({}): siga os links da página, ou volte à "
+    "primeira."
+)
 BOTH_CURSORS = "Use «antes» ou «depois», não os dois."
 BAD_RETURN = "«{}» deve ser a consulta de uma página {}, como depois=120 (recebido «{:.50}»)."
 BAD_VERSION_CURSOR = "O parâmetro «{}» deve ser o número de uma versão do produto."

@@ -1,98 +1,255 @@
-"""The list query: which page of the product list a request asks for, and the way back to it.
+"""The list query: what a request asks of the product list, and the way back to it.
 
-One parser for the list itself (`/produtos?depois=120`) and for `lista`, the parameter the edit,
-new-product and removal pages carry so that a save, a removal or a cancel returns to the list
-page the person came from (`/produtos/7?lista=depois%3D120`). Rebuilt from parsed values,
-never echoed: a return address can only ever be a list page on this site.
+One parser for every list (`/produtos?q=caneca&ordem=preco&preco_max=50`, HTML and JSON
+alike) and for `lista`, the parameter the edit, new-product and removal pages carry so that a
+save, a removal or a cancel returns to the list page the person came from
+(`/produtos/7?lista=q%3Dcaneca`). Rebuilt from parsed values, never echoed: a return address
+can only ever be a list page on this site. Unknown parameters are ignored; a malformed known
+one is a ListingError that names what is accepted.
+
+The trash and a history page by number (`Paging`): a product's id, an event's version.
 """
 
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 
-from catalogo import errors
-from catalogo.produtos import ler_id
+from starlette.datastructures import ImmutableMultiDict
+
+from catalogo import errors, text
+from catalogo.produtos import PrecoInvalido, ler_id, ler_preco, preco_no_campo
+from catalogo.search import (
+    IDS_MAXIMUM,
+    ORDENS,
+    QUERY_MAXIMUM,
+    BadToken,
+    Ordem,
+    Position,
+    Query,
+    position_of,
+    terms,
+    token,
+)
+from catalogo.storage import Cursor
 
 LIST_PATH = "/produtos"
 RETURN_PARAMETER = "lista"
+_PRICE_NAMES = {"preco_min": "O preço mínimo", "preco_max": "O preço máximo"}
+
+
+class ListingError(ValueError):
+    """A list parameter we cannot read: the message says what to send instead; `field`, the
+    search form's field it came from, if any."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
 class Listing:
-    """A page of the list: newest first, after or before a product (keyset cursors)."""
+    """A page of the product list: its query, where the page starts (after or before a
+    position), and the query's text as typed (`q`) and prices as written, to show them back."""
 
-    after: int | None = None
-    before: int | None = None
+    query: Query = field(default_factory=Query)
+    after: Position | None = None
+    before: Position | None = None
+    q: str = ""
 
     @classmethod
-    def parse(cls, parameters: Mapping[str, str], bad_cursor: str = errors.BAD_CURSOR) -> "Listing":
-        """Reads the list's parameters, ignoring any others; a malformed one is 400. The trash
-        pages by product too; a history pages by version, and says so (`bad_cursor`)."""
+    def parse(cls, parameters: ImmutableMultiDict[str, str]) -> "Listing":
+        """Reads the list's parameters (QueryParams is one)."""
+        q = parameters.get("q", "")
+        if len(q) > QUERY_MAXIMUM:
+            raise ListingError(f"A busca (q) pode ter no máximo {QUERY_MAXIMUM} caracteres.", "q")
         try:
-            return cls._read(parameters, bad_cursor)
-        except _Malformed as malformed:
-            raise errors.bad_request(*malformed.args) from None
+            text.read(q, one_line=False)  # what no product can hold, a database may refuse
+        except text.RefusedCharacter as refused:
+            raise ListingError(
+                f"A busca (q) não pode conter o caractere de controle {refused.code}.", "q"
+            ) from None
+        ordem = parameters.get("ordem") or "-id"
+        if ordem not in ORDENS:
+            raise ListingError(f"ordem deve ser {', '.join(ORDENS)} (recebido «{ordem:.50}»).")
+        preco_min, preco_max = _price(parameters, "preco_min"), _price(parameters, "preco_max")
+        if preco_min is not None and preco_max is not None and preco_min > preco_max:
+            raise ListingError(
+                "O preço mínimo (preco_min) é maior que o máximo (preco_max).", "preco_min"
+            )
+        query = Query(terms(q), preco_min, preco_max, _ids(parameters), ordem)
+        after = _cursor(parameters, "depois", query)
+        before = _cursor(parameters, "antes", query)
+        if after is not None and before is not None:
+            raise ListingError(errors.BOTH_CURSORS)
+        return cls(query, after, before, " ".join(q.split()))
 
     @classmethod
-    def returning_to(
-        cls, parameters: Mapping[str, str], name: str = RETURN_PARAMETER, of: str = "da lista"
-    ) -> "Listing":
-        """The list page named by a `lista` parameter (a query string), or the first page; or
-        by another parameter `name` that carries the way back to a page `of` another list."""
-        query = parameters.get(name, "")
-        if not query:  # the first page: most requests, and the cheapest answer
+    def returning_to(cls, parameters: Mapping[str, str], name: str = RETURN_PARAMETER) -> "Listing":
+        """The list page named by a `lista` parameter (a query string), or the first page."""
+        pairs = _pairs(parameters, name, "da lista")
+        if not pairs:  # the first page: most requests, and the cheapest answer
             return _FIRST_PAGE
         try:
-            pairs = urllib.parse.parse_qsl(
-                query, keep_blank_values=True, strict_parsing=bool(query), errors="strict"
-            )
-            return cls._read(dict(pairs), errors.BAD_CURSOR)
-        except (ValueError, _Malformed):  # UnicodeDecodeError is a ValueError
-            raise errors.bad_request(errors.BAD_RETURN, name, of, query) from None
+            return cls.parse(ImmutableMultiDict(pairs))
+        except ListingError:
+            raise errors.bad_request(
+                errors.BAD_RETURN, name, "da lista", parameters.get(name, "")
+            ) from None
 
-    @classmethod
-    def _read(cls, parameters: Mapping[str, str], bad_cursor: str) -> "Listing":
-        after = _cursor(parameters, "depois", bad_cursor)
-        before = _cursor(parameters, "antes", bad_cursor)
-        if after is not None and before is not None:
-            raise _Malformed(errors.BOTH_CURSORS)
-        return cls(after, before)
+    def at(self, cursor: Cursor[Position] | None) -> "Listing":
+        """Another page of the same list: the first, or the one a cursor names."""
+        if cursor is None:
+            return replace(self, after=None, before=None)
+        return replace(self, after=cursor.after, before=cursor.before)
+
+    def with_order(self, ordem: Ordem) -> "Listing":
+        """The first page of the same list in another order."""
+        return replace(self, query=replace(self.query, ordem=ordem), after=None, before=None)
 
     @property
-    def query(self) -> str:
-        if self.after is not None:
-            return f"depois={self.after}"
-        if self.before is not None:
-            return f"antes={self.before}"
-        return ""
+    def search(self) -> str:
+        """The query string of the list without its page: what it shows, from the start."""
+        pairs: list[tuple[str, str]] = []
+        if self.q:
+            pairs.append(("q", self.q))
+        for name in ("preco_min", "preco_max"):
+            if (value := getattr(self.query, name)) is not None:
+                pairs.append((name, preco_no_campo(value)))
+        pairs += [("id", str(id)) for id in self.query.ids]
+        if self.query.ordem != "-id":
+            pairs.append(("ordem", self.query.ordem))
+        return urllib.parse.urlencode(pairs, quote_via=urllib.parse.quote)
+
+    @property
+    def encoded(self) -> str:
+        """The query string of this page of the list."""
+        page = ""
+        for name, position in (("depois", self.after), ("antes", self.before)):
+            if position is not None:
+                value = str(position.id) if self.query.by_id else token(self.query, position)
+                page = f"{name}={value}"
+        return "&".join(part for part in (self.search, page) if part)
 
     @property
     def url(self) -> str:
-        return self.at(LIST_PATH)
-
-    def at(self, path: str) -> str:
-        """This page of another list with the same cursors (the trash)."""
-        return f"{path}?{self.query}" if self.query else path
+        return f"{LIST_PATH}?{self.encoded}" if self.encoded else LIST_PATH
 
     def carried(self, path: str) -> str:
         """`path` with this list as its way back (`?lista=…`), or `path` alone from page 1."""
-        if not self.query:
+        if not self.encoded:
             return path
-        return f"{path}?{urllib.parse.urlencode({RETURN_PARAMETER: self.query})}"
+        return f"{path}?{urllib.parse.urlencode({RETURN_PARAMETER: self.encoded})}"
 
 
 _FIRST_PAGE = Listing()
 
 
-def _cursor(parameters: Mapping[str, str], name: str, bad_cursor: str) -> int | None:
+@dataclass(frozen=True)
+class Paging:
+    """A page of the trash (by product id) or of a history (by version)."""
+
+    after: int | None = None
+    before: int | None = None
+
+    @classmethod
+    def parse(cls, parameters: Mapping[str, str], bad_cursor: str = errors.BAD_CURSOR) -> "Paging":
+        try:
+            return cls._read(parameters, bad_cursor)
+        except ListingError as malformed:
+            raise errors.bad_request(str(malformed)) from None
+
+    @classmethod
+    def returning_to(cls, parameters: Mapping[str, str], name: str, of: str) -> "Paging":
+        """The page named by the parameter `name` that carries the way back to a page `of`
+        another list (the trash's `lixeira`)."""
+        pairs = _pairs(parameters, name, of)
+        try:
+            return cls._read(dict(pairs), errors.BAD_CURSOR)
+        except ListingError:
+            raise errors.bad_request(
+                errors.BAD_RETURN, name, of, parameters.get(name, "")
+            ) from None
+
+    @classmethod
+    def _read(cls, parameters: Mapping[str, str], bad_cursor: str) -> "Paging":
+        after = _number(parameters, "depois", bad_cursor)
+        before = _number(parameters, "antes", bad_cursor)
+        if after is not None and before is not None:
+            raise ListingError(errors.BOTH_CURSORS)
+        return cls(after, before)
+
+    def at(self, path: str) -> str:
+        """This page of the list at `path`."""
+        for name, value in (("depois", self.after), ("antes", self.before)):
+            if value is not None:
+                return f"{path}?{name}={value}"
+        return path
+
+    @property
+    def first(self) -> bool:
+        return self.after is None and self.before is None
+
+    @property
+    def encoded(self) -> str:
+        return self.at("").lstrip("?")
+
+
+def _pairs(parameters: Mapping[str, str], name: str, of: str) -> list[tuple[str, str]]:
+    query = parameters.get(name, "")
+    if not query:
+        return []
+    try:
+        return urllib.parse.parse_qsl(
+            query, keep_blank_values=True, strict_parsing=True, errors="strict"
+        )
+    except ValueError:  # UnicodeDecodeError is a ValueError
+        raise errors.bad_request(errors.BAD_RETURN, name, of, query) from None
+
+
+def _price(parameters: Mapping[str, str], name: str) -> Decimal | None:
+    value = parameters.get(name, "")
+    if not value.strip():
+        return None
+    try:
+        return ler_preco(value)
+    except PrecoInvalido as invalid:
+        raise ListingError(f"{_PRICE_NAMES[name]} ({name}): {invalid}", name) from None
+
+
+def _ids(parameters: ImmutableMultiDict[str, str]) -> tuple[int, ...]:
+    values = parameters.getlist("id")
+    if len(values) > IDS_MAXIMUM:
+        raise ListingError(f"Peça no máximo {IDS_MAXIMUM} produtos (id) de uma vez.")
+    ids = []
+    for value in values:
+        id = ler_id(value)
+        if id is None:
+            raise ListingError(f"Cada id deve ser o número de um produto (recebido «{value:.50}»).")
+        ids.append(id)
+    return tuple(dict.fromkeys(ids))
+
+
+def _cursor(parameters: Mapping[str, str], name: str, query: Query) -> Position | None:
+    value = parameters.get(name)
+    if value is None:
+        return None
+    if query.by_id:
+        id = ler_id(value)
+        if id is None:
+            raise ListingError(errors.BAD_CURSOR.format(name))
+        return Position(id, id)
+    try:
+        return position_of(query, value)
+    except BadToken as bad:
+        raise ListingError(errors.FOREIGN_CURSOR.format(name, bad)) from None
+
+
+def _number(parameters: Mapping[str, str], name: str, bad_cursor: str) -> int | None:
     value = parameters.get(name)
     if value is None:
         return None
     number = ler_id(value)
     if number is None:
-        raise _Malformed(bad_cursor, name)
+        raise ListingError(bad_cursor.format(name))
     return number
-
-
-class _Malformed(Exception):
-    """A list parameter we cannot read: the message, and what to fill it with."""

@@ -312,7 +312,7 @@ class TestKeyboardAlone:
 
         page.keyboard.press("Tab")
         page.keyboard.press("Enter")  # Pular para o conteúdo
-        tab_until(page, f"a:{nome}", most=4)
+        tab_until(page, f"a:{nome}", most=10)  # past the search form and the sorting headers
         page.keyboard.press("Enter")
         page.wait_for_url(re.compile(r"/produtos/\d+$"))
         tab_until(page, "input#produto-preco", most=8)

@@ -74,11 +74,17 @@ def _operations() -> dict[str, Any]:
                 "get": {
                     "operationId": "listarProdutos",
                     "tags": ["Produtos"],
-                    "summary": "A lista de produtos, dos mais novos aos mais antigos",
-                    "parameters": [parts.cursor_param("após este id", "antes deste id")],
+                    "summary": "A lista de produtos: busca, filtros e ordem",
+                    "description": "Os produtos que atendem a todos os filtros dados (`q`, "
+                    "`preco_min`, `preco_max`, `id`), dos mais novos aos mais antigos ou na "
+                    "`ordem` pedida; removidos nunca aparecem. As páginas seguintes e "
+                    "anteriores estão em `links` (e no cabeçalho `Link`), com a mesma busca. "
+                    "Parâmetros desconhecidos são ignorados.",
+                    "parameters": parts.LIST_PARAMS,
                     "responses": {
                         "200": {
                             "description": "Uma página; `Link` traz rel=next e rel=prev.",
+                            "headers": parts.LIST_HEADERS,
                             "content": {
                                 "application/json": {
                                     "schema": parts.ref("Pagina"),
@@ -90,7 +96,14 @@ def _operations() -> dict[str, Any]:
                                 "text/html": parts.HTML,
                             },
                         },
-                        "400": parts.problem("Cursor inválido."),
+                        "400": parts.problem(
+                            "Parâmetro malformado; a mensagem diz o que é aceito: `q` longa "
+                            "demais ou com caractere de controle, `ordem` desconhecida, preço "
+                            "ilegível, `preco_min` maior que `preco_max`, `id` que não é um "
+                            "número ou mais que o máximo, `depois` e `antes` juntos, ou um "
+                            "cursor malformado ou de outra busca. Um navegador recebe a página "
+                            "da lista com a mensagem."
+                        ),
                         "406": parts.WRITE_ERRORS["406"],
                     },
                 },

@@ -3,7 +3,9 @@ pydantic model in produtos.py), examples, parameters and the shared error answer
 
 from typing import Any
 
+from catalogo import text
 from catalogo.produtos import CAMPOS, ID_MAXIMO, ID_PATTERN, Produto
+from catalogo.search import IDS_MAXIMUM, ORDENS, QUERY_MAXIMUM, TOKEN_MAXIMUM
 
 _INPUT = Produto.model_json_schema(mode="validation")["properties"]
 _FIELDS = {field: _INPUT[field] for field in CAMPOS}
@@ -120,9 +122,13 @@ ID_PARAM = {
 }
 
 
-def cursor_param(after: str, before: str) -> dict[str, Any]:
+def cursor_param(
+    after: str, before: str, value: dict[str, Any] = ID, says: str = ""
+) -> dict[str, Any]:
     """`?depois=5` or `?antes=5`, never both: one object, exploded; `after` and `before` say
-    in words which page each gives."""
+    in words which page each gives, `value` what a cursor is (a number unless said) and `says`
+    anything more about it."""
+    more = f" {says}" if says else ""
     return {
         "name": "cursor",
         "in": "query",
@@ -131,19 +137,108 @@ def cursor_param(after: str, before: str) -> dict[str, Any]:
         "schema": {
             "type": "object",
             "properties": {
-                "depois": {**ID, "description": f"A página {after}."},
-                "antes": {**ID, "description": f"A página {before}."},
+                "depois": {**value, "description": f"A página {after}.{more}"},
+                "antes": {**value, "description": f"A página {before}.{more}"},
             },
             "not": {"required": ["depois", "antes"]},
         },
     }
 
 
+# The product list's query (listing.py, search.py): what it finds, in which order, which page.
+# A cursor longer than this is refused whatever the order: search.position_of's limit for a
+# token (a number is at most 19 digits). Written there as a literal, so
+# tests/test_openapi.py checks the two agree.
+CURSOR_MAXIMUM = TOKEN_MAXIMUM
+_LIST_CURSOR = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": CURSOR_MAXIMUM,
+    "examples": ["120"],
+}
+_PRICE_BOUND = (
+    "inclusive, escrito como no formulário: 10, 10,50, 1.234,56, R$ 12,50 ou 12.50 (valores "
+    "ambíguos como 1.234 são recusados). Vazio é o mesmo que ausente."
+)
+LIST_PARAMS: list[dict[str, Any]] = [
+    {
+        "name": "q",
+        "in": "query",
+        "description": "Busca: cada palavra deve aparecer, mesmo como trecho, no nome ou na "
+        "descrição, sem distinguir maiúsculas nem acentos (`pao` acha «Pão»). "
+        '"Frases entre aspas" ficam juntas; uma aspa sem par é um caractere comum. '
+        f"Até {QUERY_MAXIMUM} caracteres; recusa caracteres de controle, exceto tabulação e "
+        "quebras de linha.",
+        "schema": {
+            "type": "string",
+            "maxLength": QUERY_MAXIMUM,
+            "pattern": f"^[^{text.REFUSED_IN_LINES}]*$",
+            "examples": ["caneca azul"],
+        },
+    },
+    {
+        "name": "ordem",
+        "in": "query",
+        "description": "`-id`: os mais novos primeiro (o padrão); `id`: os mais antigos; "
+        "`nome` e `-nome`: pelo nome sem distinguir maiúsculas nem acentos, na ordem dos "
+        "pontos de código Unicode; `preco` e `-preco`: do mais barato ao mais caro e o "
+        "contrário. Empates, pelo número do produto.",
+        "schema": {"type": "string", "enum": list(ORDENS), "default": "-id"},
+    },
+    {
+        "name": "preco_min",
+        "in": "query",
+        "description": f"Só produtos deste preço para cima, {_PRICE_BOUND}",
+        "schema": _PRICE_AS_TEXT,
+    },
+    {
+        "name": "preco_max",
+        "in": "query",
+        "description": f"Só produtos deste preço para baixo, {_PRICE_BOUND} Menor que "
+        "`preco_min` é recusado.",
+        "schema": _PRICE_AS_TEXT,
+    },
+    {
+        "name": "id",
+        "in": "query",
+        "style": "form",
+        "explode": True,
+        "description": f"Só estes produtos, pelo número (`id=3&id=7`), até {IDS_MAXIMUM}; os que "
+        "não existem ou foram removidos não aparecem.",
+        "schema": {"type": "array", "items": ID, "maxItems": IDS_MAXIMUM},
+    },
+    cursor_param(
+        "após este cursor",
+        "antes deste cursor",
+        _LIST_CURSOR,
+        "Nas ordens `-id` e `id`, o número de um produto; nas outras, um código opaco tirado "
+        "dos `links` de uma página, que só vale para a mesma busca e ordem.",
+    ),
+    {
+        "name": "Prefer",
+        "in": "header",
+        "description": "`count=exact` (RFC 7240): o JSON traz também `total`, e a resposta, "
+        "`Preference-Applied: count=exact`. Outras preferências são ignoradas.",
+        "schema": {"type": "string", "examples": ["count=exact"]},
+    },
+]
+LIST_HEADERS = {
+    "Link": {
+        "description": "As páginas vizinhas, como em `links`: rel=next e rel=prev.",
+        "schema": {"type": "string"},
+    },
+    "Preference-Applied": {
+        "description": "`count=exact` quando o corpo traz `total` (só em JSON, a pedido).",
+        "schema": {"type": "string", "enum": ["count=exact"]},
+    },
+}
+
+
 RETURN_PARAM = {
     "name": "lista",
     "in": "query",
     "description": "Páginas para pessoas: a página da lista para onde voltar depois de salvar, "
-    "remover ou cancelar, como consulta (`depois=170`).",
+    "remover ou cancelar, como consulta (`depois=170`, `q=caneca&ordem=nome`).",
     "schema": {"type": "string", "examples": ["depois=170"]},
 }
 _EXAMPLE = {
@@ -243,6 +338,12 @@ def schemas() -> dict[str, Any]:
                 "links": {
                     "type": "object",
                     "properties": {"next": {"type": "string"}, "prev": {"type": "string"}},
+                },
+                "total": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Só com `Prefer: count=exact`: quantos produtos a busca "
+                    "encontra, em todas as páginas.",
                 },
             },
             "required": ["produtos", "links"],

@@ -27,7 +27,7 @@ from catalogo.accounts import Passwords
 # By name: `historia` here would be the package's own resources/historia.py once imported.
 from catalogo.historia import Autoria, autoria
 from catalogo.identity import personal, principal
-from catalogo.listing import Listing
+from catalogo.listing import Paging
 from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, preferred
 from catalogo.produtos import Produto, representacao
 from catalogo.settings import Settings
@@ -120,10 +120,10 @@ def autoria_of(request: Request, media: str) -> Autoria:
     return autoria(principal(request), "web" if media == HTML else "api", request_id(request))
 
 
-def page_links(path: str, page: Page[Any]) -> dict[str, str]:
+def page_links(path: str, page: Page[Any, int]) -> dict[str, str]:
     """A page's `prev` and `next`, as URIs of the same list at `path`."""
     return {
-        rel: Listing(cursor.after, cursor.before).at(path)
+        rel: Paging(cursor.after, cursor.before).at(path)
         for rel, cursor in (("prev", page.prev), ("next", page.next))
         if cursor
     }

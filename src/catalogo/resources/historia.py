@@ -13,7 +13,7 @@ from catalogo import errors, historia
 from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
 from catalogo.identity import visitor
-from catalogo.listing import RETURN_PARAMETER, Listing
+from catalogo.listing import RETURN_PARAMETER, Listing, Paging
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import ler_id, momento, representacao
 from catalogo.resources import (
@@ -55,7 +55,7 @@ class HistoricoResource(Resource):
         removal = None if produto is not None else await storage.removed(id)
         if produto is None and removal is None:
             raise errors.product_not_found(id)
-        versions = Listing.parse(request.query_params, errors.BAD_VERSION_CURSOR)
+        versions = Paging.parse(request.query_params, errors.BAD_VERSION_CURSOR)
         cursor = Cursor(services(request).settings.page_size, versions.after, versions.before)
         page = await storage.history(id, cursor)
         links = page_links(f"/produtos/{id}/historico", page)
@@ -73,10 +73,10 @@ class RemovidosResource(Resource):
 
     async def get(self, request: Request) -> Response:
         media = negotiate(request)
-        listing = Listing.parse(request.query_params)
+        paging = Paging.parse(request.query_params)
         shared = services(request)
         page = await shared.storage.trash(
-            Cursor(shared.settings.page_size, listing.after, listing.before)
+            Cursor(shared.settings.page_size, paging.after, paging.before)
         )
         links = page_links(TRASH_PATH, page)
         headers = {**_NO_STORE, **link_header(links)}
@@ -92,7 +92,7 @@ class RemovidosResource(Resource):
             ]
             return json_response({"removidos": removidos, "links": links}, headers=headers)
         days = shared.settings.trash_days
-        return trash_page(request, page, links, listing, days, headers)
+        return trash_page(request, page, links, paging, days, headers)
 
 
 class RestauracaoResource(Resource):
@@ -111,7 +111,7 @@ class RestauracaoResource(Resource):
                 form = await read_form(request, (RETURN_PARAMETER, TRASH_PARAMETER))
                 listing = Listing.returning_to(form)
                 if TRASH_PARAMETER in form:  # rebuilt from its parsed cursors, never echoed
-                    trash = Listing.returning_to(form, TRASH_PARAMETER, "da lixeira").at(TRASH_PATH)
+                    trash = Paging.returning_to(form, TRASH_PARAMETER, "da lixeira").at(TRASH_PATH)
         try:
             restored = await services(request).storage.restore(id, autoria_of(request, media))
         except NotFound:

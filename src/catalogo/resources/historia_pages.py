@@ -11,7 +11,7 @@ from starlette.responses import Response
 from catalogo import pages
 from catalogo.historia import Evento, autor, produto_de
 from catalogo.identity import Visitante, visitor
-from catalogo.listing import Listing
+from catalogo.listing import Paging
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_campo
 from catalogo.resources.produto_pages import form_values, with_notice
 from catalogo.storage import Page, Removal
@@ -48,7 +48,7 @@ def history_page(
     who: Visitante | None,
     produto: Produto | None,
     removal: Removal | None,
-    page: Page[Evento],
+    page: Page[Evento, int],
     links: dict[str, str],
     headers: dict[str, str],
 ) -> Response:
@@ -68,9 +68,9 @@ def history_page(
 
 def trash_page(
     request: Request,
-    page: Page[Removal],
+    page: Page[Removal, int],
     links: dict[str, str],
-    listing: Listing,
+    paging: Paging,
     days: int,
     headers: dict[str, str],
 ) -> Response:
@@ -80,8 +80,8 @@ def trash_page(
         headers,
         pagina=page,
         links=links,
-        primeira_pagina=not listing.query,
-        lixeira=listing.query,
+        primeira_pagina=paging.first,
+        lixeira=paging.encoded,
         dias=days,
         quem=visitor(request),
     )

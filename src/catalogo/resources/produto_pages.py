@@ -3,18 +3,30 @@ after someone else saved (a conflict), and after a write the 303 to the list wit
 notice, kept in a cookie so that reloading the list never repeats the write."""
 
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import historia, pages
-from catalogo.identity import Visitante
-from catalogo.listing import Listing
+from catalogo.identity import Visitante, visitor
+from catalogo.listing import Listing, ListingError
 from catalogo.merge import MergeConflict, Merged
-from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_campo, ler_id, preco_no_campo
+from catalogo.produtos import (
+    CAMPOS,
+    ROTULOS,
+    Produto,
+    formatar_campo,
+    formatar_preco,
+    ler_id,
+    preco_no_campo,
+)
 from catalogo.resources import VARY, services, write_cookie
+from catalogo.search import Ordem, Position
+from catalogo.storage import COUNT_CAP, Page
 
 NOTICE_COOKIE = "aviso"
 _NOTICES = {
@@ -100,6 +112,137 @@ def with_notice(
     return response
 
 
+@dataclass(frozen=True)
+class Found:
+    """A list page's products and where its links lead."""
+
+    listing: Listing
+    page: Page[Produto, Position]
+    links: dict[str, str]
+
+
+_ORDERS: dict[str, str] = {
+    "id": "mais antigos primeiro",
+    "nome": "por nome, de A a Z",
+    "-nome": "por nome, de Z a A",
+    "preco": "do menor preço ao maior",
+    "-preco": "do maior preço ao menor",
+}
+# Each column header's order, and the other way round when it is already the column's order.
+_COLUMNS: dict[str, tuple[Ordem, Ordem]] = {"nome": ("nome", "-nome"), "preco": ("preco", "-preco")}
+_TYPED = ("q", "preco_min", "preco_max", "ordem")
+
+
+def typed(parameters: Mapping[str, str]) -> dict[str, str]:
+    """The search form's fields as they were sent, to show them back beside what was wrong."""
+    return {name: parameters.get(name, "")[:200] for name in _TYPED}
+
+
+def list_page(
+    request: Request,
+    found: Found | None,
+    sent: dict[str, str] | None = None,
+    problem: ListingError | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """The list: what was asked (the title and the heading say it), how many, the products
+    and their pages; or, when the query could not be read (`problem`), the search form with
+    what was `sent`, and the message (400)."""
+    if found is None:
+        return pages.load().render(
+            "produtos/lista.html",
+            400,
+            headers={"Cache-Control": "no-store", **VARY},
+            titulo="Produtos",
+            busca=sent or {},
+            problema=str(problem),
+            campo_com_erro=problem and problem.field,
+            aviso=None,
+            filtrada=True,
+            ids=(),
+            links={},
+            lista="",
+            retorno="",
+            quem=visitor(request),
+        )
+    listing, page = found.listing, found.page
+    ordem = listing.query.ordem
+    sorted_by = {
+        column: _header(listing, ascending, descending)
+        for column, (ascending, descending) in _COLUMNS.items()
+    }
+    first = listing.after is None and listing.before is None
+    return with_notice(
+        request,
+        "produtos/lista.html",
+        headers or {},
+        titulo=describe(listing),
+        problema=None,
+        campo_com_erro=None,
+        filtrada=listing.query.filtered,
+        busca={
+            "q": listing.q,
+            "preco_min": _price_field(listing.query.preco_min),
+            "preco_max": _price_field(listing.query.preco_max),
+            "ordem": "" if ordem == "-id" else ordem,
+        },
+        ids=listing.query.ids,
+        pagina=page,
+        total=_counted(page.total),
+        links=found.links,
+        colunas=sorted_by,
+        primeira_pagina=first,
+        inicio=listing.at(None).url,
+        lista=listing.encoded,
+        retorno=listing.carried(""),
+        quem=visitor(request),
+    )
+
+
+def _header(listing: Listing, ascending: Ordem, descending: Ordem) -> dict[str, str | None]:
+    """A column header's link (the other way round when the list is in its order already)
+    and its aria-sort."""
+    ordem = listing.query.ordem
+    aria = {ascending: "ascending", descending: "descending"}.get(ordem)
+    return {
+        "url": listing.with_order(descending if ordem == ascending else ascending).url,
+        "aria": aria,
+    }
+
+
+def describe(listing: Listing) -> str:
+    """What a list shows, in words: "Produtos com «caneca», até R$ 50,00, por nome"."""
+    query = listing.query
+    parts = []
+    if listing.q:
+        parts.append(f"com «{listing.q}»")
+    if query.ids:
+        parts.append(f"entre {len(query.ids)} escolhido{'s' if len(query.ids) > 1 else ''}")
+    low, high = query.preco_min, query.preco_max
+    if low is not None and high is not None:
+        parts.append(f"de {formatar_preco(low)} a {formatar_preco(high)}")
+    elif low is not None:
+        parts.append(f"a partir de {formatar_preco(low)}")
+    elif high is not None:
+        parts.append(f"até {formatar_preco(high)}")
+    if query.ordem in _ORDERS:
+        parts.append(_ORDERS[query.ordem])
+    return "Produtos " + ", ".join(parts) if parts else "Produtos"
+
+
+def _counted(total: int | None) -> str | None:
+    """ "1 produto", "1.234 produtos", "mais de 10.000 produtos"."""
+    if total is None:
+        return None
+    if total > COUNT_CAP:
+        return f"mais de {COUNT_CAP:,} produtos".replace(",", ".")
+    return f"{total:,} produto{'' if total == 1 else 's'}".replace(",", ".")
+
+
+def _price_field(preco: Decimal | None) -> str:
+    return "" if preco is None else preco_no_campo(preco)
+
+
 def edit_page(
     who: Visitante | None,
     produto: Produto,
@@ -120,7 +263,7 @@ def edit_page(
         produto=produto,
         valores=values,
         erros=problems,
-        lista=listing.query,
+        lista=listing.encoded,
         volta=listing.url,
         edicao=listing.carried(f"/produtos/{produto.id}"),
         escolhas=escolhas,
@@ -145,7 +288,7 @@ def new_page(
         escolhas=None,
         valores=values,
         erros=problems,
-        lista=listing.query,
+        lista=listing.encoded,
         volta=listing.url,
         quem=who,
     )

@@ -23,7 +23,7 @@ from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
 from catalogo.historia import Autoria
 from catalogo.identity import principal, visitor
-from catalogo.listing import LIST_PATH, RETURN_PARAMETER, Listing
+from catalogo.listing import RETURN_PARAMETER, Listing, ListingError
 from catalogo.merge import MergeConflict, save_merged, since
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import (
@@ -43,20 +43,21 @@ from catalogo.resources import (
     json_response,
     link_header,
     negotiate,
-    page_links,
     services,
 )
 from catalogo.resources.produto_pages import (
+    Found,
     changes_between,
     conflict_page,
     edit_page,
     form_values,
+    list_page,
     new_page,
     removal_refused_page,
     to_the_list,
-    with_notice,
+    typed,
 )
-from catalogo.storage import Cursor, NotFound, VersionConflict
+from catalogo.storage import COUNT_CAP, COUNT_EXACT, Cursor, NotFound, VersionConflict
 
 _EMPTY = dict.fromkeys(CAMPOS, "")
 # Pages that exist only to change the catalog: a person who may not is sent to sign in first,
@@ -80,26 +81,31 @@ class ProdutosResource(Resource):
 
     async def get(self, request: Request) -> Response:
         media = negotiate(request)
-        listing = Listing.parse(request.query_params)
+        try:
+            listing = Listing.parse(request.query_params)
+        except ListingError as malformed:
+            if media == JSON:
+                raise errors.bad_request("{}", malformed) from None
+            return list_page(request, None, typed(request.query_params), malformed)
         shared = services(request)
-        limit = shared.settings.page_size
-        page = await shared.storage.page(Cursor(limit, listing.after, listing.before))
-        links = page_links(LIST_PATH, page)
+        exact = media == JSON and _counts_asked(request)
+        count = COUNT_EXACT if exact else (COUNT_CAP if media == HTML else None)
+        cursor = Cursor(shared.settings.page_size, listing.after, listing.before)
+        page = await shared.storage.find(listing.query, cursor, count)
+        links = {
+            rel: listing.at(cursor).url
+            for rel, cursor in (("prev", page.prev), ("next", page.next))
+            if cursor
+        }
         headers = {"Cache-Control": "no-cache", **VARY, **link_header(links)}
-        if media == JSON:
-            produtos = [representacao(p) for p in page.items]
-            return json_response({"produtos": produtos, "links": links}, headers=headers)
-        return with_notice(
-            request,
-            "produtos/lista.html",
-            headers,
-            pagina=page,
-            links=links,
-            primeira_pagina=not listing.query,
-            lista=listing.query,
-            retorno=listing.carried(""),
-            quem=visitor(request),
-        )
+        if media == HTML:
+            return list_page(request, Found(listing, page, links), headers=headers)
+        body: dict[str, Any] = {"produtos": [representacao(p) for p in page.items]}
+        if exact:
+            body["total"] = page.total
+            headers["Preference-Applied"] = "count=exact"
+        body["links"] = links
+        return json_response(body, headers=headers)
 
     async def post(self, request: Request) -> Response:
         media = negotiate(request)
@@ -198,6 +204,15 @@ class ProdutoResource(Resource):
         if media == HTML:
             return to_the_list(request, "removido", removed, submitted.listing)
         return Response(status_code=204, headers=VARY)
+
+
+def _counts_asked(request: Request) -> bool:
+    """`Prefer: count=exact` (RFC 7240), as PostgREST asks for a JSON list's total."""
+    return any(
+        preference.strip().lower() == "count=exact"
+        for header in request.headers.getlist("prefer")
+        for preference in header.split(",")
+    )
 
 
 def _mergeable(
