@@ -42,14 +42,19 @@ class TestServerFailures:
         assert response.headers["x-content-type-options"] == "nosniff"
 
     def test_a_locked_database_is_a_503_with_retry_after(
-        self, client: TestClient, db: Database
+        self, client: TestClient, db: Database, caplog: pytest.LogCaptureFixture
     ) -> None:
-        with db.locked():  # another process holding the write lock past the app's lock timeout
+        with (
+            db.locked(),  # another process holding the write lock past the app's lock timeout
+            caplog.at_level(logging.WARNING, logger="catalogo"),
+        ):
             started = time.monotonic()
             response = client.post("/produtos", data=FORM_BODY)
             waited = time.monotonic() - started
         assert response.status_code == 503
         assert response.headers["retry-after"] == "5"
+        # The log names the database's own error, for the operator to look up.
+        assert ("SQLITE_BUSY" if db.backend == "sqlite" else "LockNotAvailable") in caplog.text
         # It waited for the lock as long as the settings say (not the 5 s default), then gave up.
         assert LOCK_TIMEOUT_MS / 1000 <= waited < 5
         assert count_products(db) == 0

@@ -13,7 +13,7 @@ from catalogo.historia import CLI
 from catalogo.produtos import Produto
 from catalogo.search import ORDENS, Position, Query, name_key, searchable, terms
 from catalogo.settings import Settings
-from catalogo.storage import Cursor, Page, Storage, open_storage
+from catalogo.storage import Cursor, Page, Storage, open_storage, sqlite_search
 
 CATALOG = [
     ("Pão de queijo", "Mineiro, quentinho.", "12.50"),
@@ -140,10 +140,9 @@ async def walk(storage: Storage, query: Query, limit: int) -> list[int]:
     return [id for id in forward if id is not None]
 
 
-@pytest.mark.parametrize(("q", "filters", "by_eye"), QUERIES, ids=[repr(q[:2]) for q in QUERIES])
-def test_every_query_lists_what_matches_in_every_order_and_page_by_page(
-    database: str, q: str, filters: dict[str, Any], by_eye: list[int] | None
-) -> None:
+def lists_alike(
+    q: str, filters: dict[str, Any], by_eye: list[int] | None
+) -> Callable[[Storage], Awaitable[None]]:
     async def test(storage: Storage) -> None:
         for ordem in ORDENS:
             query = Query(terms(q), ordem=ordem, **filters)
@@ -155,7 +154,30 @@ def test_every_query_lists_what_matches_in_every_order_and_page_by_page(
             assert page.total == len(wanted) and page.next is None and page.prev is None
             assert await walk(storage, query, 2) == wanted, ordem
 
-    run(database, test)
+    return test
+
+
+@pytest.mark.parametrize(("q", "filters", "by_eye"), QUERIES, ids=[repr(q[:2]) for q in QUERIES])
+def test_every_query_lists_what_matches_in_every_order_and_page_by_page(
+    database: str, q: str, filters: dict[str, Any], by_eye: list[int] | None
+) -> None:
+    run(database, lists_alike(q, filters, by_eye))
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.parametrize(("q", "filters", "by_eye"), QUERIES, ids=[repr(q[:2]) for q in QUERIES])
+def test_sqlite_lists_the_same_when_every_word_and_price_range_is_common(
+    database: str,
+    q: str,
+    filters: dict[str, Any],
+    by_eye: list[int] | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a small catalog every word is rare, so SQLite finds its products and sorts them; in a
+    big one most are common, and it walks the order's index checking each product instead. With
+    no word rare (PROBE = 0), the same table runs through that other plan."""
+    monkeypatch.setattr(sqlite_search, "PROBE", 0)
+    run(database, lists_alike(q, filters, by_eye))
 
 
 def test_names_are_ordered_blind_to_case_and_accents_then_by_id(database: str) -> None:

@@ -23,7 +23,7 @@ who is asking reads the database, so that a revoked token or an ended session st
 once on every instance.
 """
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
@@ -178,23 +178,24 @@ def whole(cursor: Cursor[Position], rows: list[Any]) -> int | None:
 
 
 class Counts:
-    """The lists' counts as of one state of the database (`stamp`, which every change moves),
-    so that a query is counted once while nothing changes, and never shown stale."""
+    """Counts as of one state of the database (`stamp`, which every change moves), so that the
+    same thing is counted once while nothing changes, and never seen stale: a list query's
+    total, or (SQLite) whether a word or a price range is rare enough for one plan."""
 
     _KEPT = 1_000
 
     def __init__(self) -> None:
         self._stamp: object = None
-        self._known: dict[tuple[Query, int], int] = {}
+        self._known: dict[tuple[Hashable, int], int] = {}
 
-    def known(self, stamp: object, query: Query, up_to: int) -> int | None:
-        """The count of `query` made since the database was last changed, if one was."""
+    def known(self, stamp: object, counted: Hashable, up_to: int) -> int | None:
+        """The count of `counted` made since the database was last changed, if one was."""
         if stamp != self._stamp or len(self._known) >= self._KEPT:
             self._stamp, self._known = stamp, {}
-        return self._known.get((query, up_to))
+        return self._known.get((counted, up_to))
 
-    def remember(self, query: Query, up_to: int, total: int) -> int:
-        self._known[query, up_to] = total
+    def remember(self, counted: Hashable, up_to: int, total: int) -> int:
+        self._known[counted, up_to] = total
         return total
 
 

@@ -20,7 +20,7 @@ from catalogo.search import folded
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_history import COLUMNS, EVENT_COLUMNS, LIVE, SQLiteHistory, produto_of
 from catalogo.storage.sqlite_search import SQLiteSearch
-from catalogo.storage.sqlite_writer import Writer, connect
+from catalogo.storage.sqlite_writer import Writer, connect, unavailable
 
 T = TypeVar("T")
 
@@ -107,7 +107,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
         try:
             return self._reader.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as error:  # locked, unreadable or damaged: not a bug of ours
-            raise storage.StorageUnavailable(str(error)) from error
+            raise unavailable(error) from error
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
         return await self._writer.submit(lambda c: c.execute(sql, params).fetchall())

@@ -31,6 +31,13 @@ def connect(path: str, lock_timeout_ms: int) -> sqlite3.Connection:
     return connection
 
 
+def unavailable(error: Exception) -> storage.StorageUnavailable:
+    """The log says which of SQLite's errors it was (SQLITE_BUSY, SQLITE_FULL, ...): its
+    message alone often does not ("vtable constructor failed")."""
+    name = getattr(error, "sqlite_errorname", None)
+    return storage.StorageUnavailable(f"{error} ({name})" if name else str(error))
+
+
 Job = tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]
 
 
@@ -87,7 +94,7 @@ class Writer(threading.Thread):
             committed = len(batch)
         except Exception as error:  # locked past busy_timeout, disk full, a damaged file
             _rollback(connection)
-            outcomes = [(False, storage.StorageUnavailable(str(error))) for _ in batch]
+            outcomes = [(False, unavailable(error)) for _ in batch]
             committed = 0
         # One wake-up of each waiting event loop per batch, not one per write.
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
