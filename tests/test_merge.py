@@ -30,6 +30,20 @@ def edit_form(client: TestClient, id: int) -> dict[str, str]:
     return form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}", "produto")
 
 
+def saved_meanwhile(
+    client: TestClient,
+    id: int,
+    preco: str = "11",
+    nome: str = "Caneca",
+    descricao: str | None = None,
+) -> None:
+    """Someone else saves the product from a form, after the form under test was opened."""
+    fields = {"produto.nome": nome, "produto.preco": preco}
+    if descricao is not None:
+        fields["produto.descricao"] = descricao
+    assert client.put(f"/produtos/{id}", data=fields).status_code == 303
+
+
 def notice_after(client: TestClient, response: object) -> str:
     assert getattr(response, "status_code", None) == 303
     page = client.get("/produtos").text
@@ -85,7 +99,7 @@ class TestChangesToDifferentFields:
     ) -> None:
         id = create_via_form(client, db, "Caneca", "10")
         beto = edit_form(client, id)
-        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca azul", "produto.preco": "10"})
+        saved_meanwhile(client, id, "10", nome="Caneca azul")
         saved = client.post(f"/produtos/{id}", data={**beto, "produto.nome": " Caneca azul"})
         assert notice_after(client, saved) == "Produto «Caneca azul» atualizado."
         assert stored(db, id) == Stored("Caneca azul", "", 1000, 3)
@@ -95,14 +109,11 @@ class TestChangesToDifferentFields:
     ) -> None:
         id = create_via_form(client, db, "Caneca", "10")
         beto = edit_form(client, id)
-        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "11"})
+        saved_meanwhile(client, id)
         conflict = client.post(f"/produtos/{id}", data={**beto, "produto.preco": "13"})
         assert conflict.status_code == 409
         chosen = form_on(conflict.text, f"/produtos/{id}", "produto")
-        client.put(
-            f"/produtos/{id}",
-            data={"produto.nome": "Caneca", "produto.descricao": "Da Ana", "produto.preco": "11"},
-        )
+        saved_meanwhile(client, id, descricao="Da Ana")
         saved = client.post(f"/produtos/{id}", data=chosen)
         assert saved.status_code == 303
         assert stored(db, id) == Stored("Caneca", "Da Ana", 1300, 4)
@@ -114,10 +125,7 @@ class TestChangesToOneField:
     ) -> None:
         id = create_via_form(client, db, "Caneca", "10")
         beto = edit_form(client, id)
-        client.put(
-            f"/produtos/{id}",
-            data={"produto.nome": "Caneca", "produto.descricao": "Da Ana", "produto.preco": "11"},
-        )
+        saved_meanwhile(client, id, descricao="Da Ana")
         response = client.post(
             f"/produtos/{id}", data={**beto, "produto.nome": "Xícara", "produto.preco": "R$ 13"}
         )
@@ -138,7 +146,7 @@ class TestChangesToOneField:
         """Both change the price: Beto chooses Ana's."""
         id = create_via_form(client, db, "Caneca", "10")
         beto = edit_form(client, id)
-        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "11"})
+        saved_meanwhile(client, id)
         response = client.post(f"/produtos/{id}", data={**beto, "produto.preco": "13"})
         chosen = {**form_on(response.text, f"/produtos/{id}", "produto"), "produto.preco": "11,00"}
         assert client.post(f"/produtos/{id}", data=chosen).status_code == 303
@@ -149,10 +157,7 @@ class TestChangesToOneField:
     ) -> None:
         id = create_via_form(client, db, "Caneca", "10")
         beto = edit_form(client, id)
-        client.put(
-            f"/produtos/{id}",
-            data={"produto.nome": "Caneca", "produto.descricao": "Da Ana", "produto.preco": "10"},
-        )
+        saved_meanwhile(client, id, "10", descricao="Da Ana")
         response = client.post(
             f"/produtos/{id}", data={**beto, "produto.descricao": "Do Beto\r\nduas linhas"}
         )
@@ -169,7 +174,7 @@ class TestChangesToOneField:
         """A product older than its history has no stored version to merge against."""
         id = create_via_form(client, db, "Caneca", "10")
         beto = edit_form(client, id)
-        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "11"})
+        saved_meanwhile(client, id)
         db.execute("DELETE FROM eventos WHERE produto_id = ?", (id,))
         response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": "Xícara"})
         assert response.status_code == 409
@@ -189,7 +194,7 @@ class TestWhatStaysStrict:
     def test_a_form_with_a_stale_if_match_is_412(self, client: TestClient, db: Database) -> None:
         id = create_via_form(client, db, "Caneca", "10")
         beto = edit_form(client, id)
-        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "11"})
+        saved_meanwhile(client, id)
         response = client.post(f"/produtos/{id}", data=beto, headers={"if-match": '"1-html"'})
         assert response.status_code == 412
         assert stored(db, id) == Stored("Caneca", "", 1100, 2)
@@ -212,7 +217,7 @@ class TestAStaleRemoval:
         sign_in(client, "ana")
         id = create_via_form(client, db, "Caneca", "10")
         removal = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}", "remover")
-        client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "12"})
+        saved_meanwhile(client, id, "12")
         response = client.post(f"/produtos/{id}", data=removal)
         assert response.status_code == 409
         assert "Nada foi removido. Desde então, ana alterou:" in response.text
@@ -244,7 +249,7 @@ def test_a_save_overtaken_at_every_attempt_leaves_the_choice_to_the_person(
 ) -> None:
     id = create_via_form(client, db, "Caneca", "10")
     beto = edit_form(client, id)
-    client.put(f"/produtos/{id}", data={"produto.nome": "Caneca", "produto.preco": "11"})
+    saved_meanwhile(client, id)
     app: Any = client.app
     with storage_replaced(app, _AlwaysOvertaken(app.state.services.storage)):
         response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": "Xícara"})
