@@ -10,7 +10,18 @@ from starlette.testclient import TestClient
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
-from tests.helpers import JSON, Stored, all_at_once, create_via_form, form_on, stored
+from tests.helpers import (
+    JSON,
+    Stored,
+    add_token,
+    add_user,
+    all_at_once,
+    bearer,
+    create_via_form,
+    form_on,
+    sign_in,
+    stored,
+)
 
 CANECA = {"nome": "Caneca", "descricao": "", "preco": "10"}
 
@@ -27,12 +38,91 @@ def form_version(html: str) -> str:
     return found.group(1)
 
 
+class TestValidatorsNameWhoWasLooking:
+    """A browser's copy made for one visitor is never confirmed (304) to another: the page says
+    "Entrar" or a name, and offers Salvar or not."""
+
+    def test_the_page_a_visitor_kept_is_not_confirmed_once_they_sign_in(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "maria", "editor")
+        id = _product(db)
+        anonymous = client.get(f"/produtos/{id}")
+        assert "Entrar" in anonymous.text and "Salvar" not in anonymous.text
+        sign_in(client, "maria")
+        again = client.get(f"/produtos/{id}", headers={"if-none-match": anonymous.headers["etag"]})
+        assert again.status_code == 200
+        assert "maria" in again.text and "Salvar" in again.text
+        assert again.headers["etag"] != anonymous.headers["etag"]
+
+    def test_the_page_kept_while_signed_in_is_not_confirmed_after_signing_out(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "maria", "editor")
+        id = _product(db)
+        sign_in(client, "maria")
+        hers = client.get(f"/produtos/{id}")
+        assert "Salvar" in hers.text
+        signed_out = client.post("/sair")
+        assert signed_out.headers["cache-control"] == "no-store"
+        again = client.get(f"/produtos/{id}", headers={"if-none-match": hers.headers["etag"]})
+        assert again.status_code == 200
+        assert "maria" not in again.text and "Salvar" not in again.text
+
+    def test_each_user_and_each_role_has_tags_of_its_own(
+        self, settings: Settings, database: str, db: Database
+    ) -> None:
+        add_user(database, "maria", "editor")
+        add_user(database, "ana", "leitor")
+        id = _product(db)
+        tags = {}
+        for nome in ("maria", "ana", None):
+            with TestClient(create_app(settings)) as client:
+                if nome:
+                    sign_in(client, nome)
+                tags[nome] = client.get(f"/produtos/{id}").headers["etag"]
+        assert len(set(tags.values())) == 3
+        db.execute("UPDATE usuarios SET papel = 'admin' WHERE nome = 'maria'")
+        with TestClient(create_app(settings)) as client:
+            sign_in(client, "maria")
+            as_admin = client.get(f"/produtos/{id}", headers={"if-none-match": tags["maria"]})
+            assert as_admin.status_code == 200 and 'href="/usuarios"' in as_admin.text
+
+    def test_a_token_is_not_confirmed_the_json_tag_of_another_visitor_but_writes_with_it(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        secret = add_token(database, add_user(database, "maria", "editor"), "editor")
+        id = _product(db)
+        anonymous = client.get(f"/produtos/{id}", headers=JSON).headers["etag"]
+        mine = client.get(f"/produtos/{id}", headers={**bearer(secret), "if-none-match": anonymous})
+        assert mine.status_code == 200 and mine.headers["etag"] != anonymous
+        same = client.get(
+            f"/produtos/{id}", headers={**bearer(secret), "if-none-match": mine.headers["etag"]}
+        )
+        assert same.status_code == 304
+        saved = client.put(
+            f"/produtos/{id}", json=CANECA, headers={**bearer(secret), "if-match": anonymous}
+        )
+        assert saved.status_code == 200
+
+    def test_the_open_catalog_keeps_its_plain_tags(self, client: TestClient, db: Database) -> None:
+        id = _product(db)
+        assert client.get(f"/produtos/{id}", headers=JSON).headers["etag"] == '"1-json"'
+        assert re.fullmatch(r'"1-h[0-9a-f]{10}"', client.get(f"/produtos/{id}").headers["etag"])
+
+
+def _product(db: Database) -> int:
+    """A product put in behind the app's back: its writes need someone signed in."""
+    db.insert("Caneca", 1000)
+    return int(db.execute("SELECT max(id) FROM produtos").fetchone()[0])
+
+
 class TestEtags:
     def test_every_write_increments_the_version(self, client: TestClient, db: Database) -> None:
         id = create_via_form(client, db)
-        for _ in range(3):
-            client.put(f"/produtos/{id}", data={"produto.nome": "x", "produto.preco": "1"})
-        assert stored(db, id) == Stored("x", "", 100, 4)
+        for nome in ("x", "y", "z"):
+            client.put(f"/produtos/{id}", data={"produto.nome": nome, "produto.preco": "1"})
+        assert stored(db, id) == Stored("z", "", 100, 4)
 
     def test_html_and_json_have_distinct_strong_etags_of_the_same_version(
         self, client: TestClient, db: Database

@@ -94,15 +94,17 @@ class TestChangesToDifferentFields:
         assert '"nome":"Caneca"' in antes and '"preco":"12.00"' in antes
         assert '"nome":"Caneca azul"' in depois and quem == "beto"
 
-    def test_identical_changes_agree_and_the_notice_is_the_plain_one(
+    def test_identical_changes_agree_and_the_second_changes_nothing(
         self, client: TestClient, db: Database
     ) -> None:
         id = create_via_form(client, db, "Caneca", "10")
         beto = edit_form(client, id)
         saved_meanwhile(client, id, "10", nome="Caneca azul")
         saved = client.post(f"/produtos/{id}", data={**beto, "produto.nome": " Caneca azul"})
-        assert notice_after(client, saved) == "Produto «Caneca azul» atualizado."
-        assert stored(db, id) == Stored("Caneca azul", "", 1000, 3)
+        assert notice_after(client, saved) == (
+            "Nada mudou em «Caneca azul»: o que você enviou já era o que estava salvo."
+        )
+        assert stored(db, id) == Stored("Caneca azul", "", 1000, 2)
 
     def test_a_save_is_merged_again_when_the_product_moves_once_more(
         self, client: TestClient, db: Database
@@ -143,14 +145,14 @@ class TestChangesToOneField:
         )
 
     def test_save_the_value_the_person_chooses(self, client: TestClient, db: Database) -> None:
-        """Both change the price: Beto chooses Ana's."""
+        """Both change the price: Beto chooses Ana's, as saved already, so nothing changes."""
         id = create_via_form(client, db, "Caneca", "10")
         beto = edit_form(client, id)
         saved_meanwhile(client, id)
         response = client.post(f"/produtos/{id}", data={**beto, "produto.preco": "13"})
         chosen = {**form_on(response.text, f"/produtos/{id}", "produto"), "produto.preco": "11,00"}
         assert client.post(f"/produtos/{id}", data=chosen).status_code == 303
-        assert stored(db, id) == Stored("Caneca", "", 1100, 3)
+        assert stored(db, id) == Stored("Caneca", "", 1100, 2)
 
     def test_of_several_lines_offer_the_text_as_written(
         self, client: TestClient, db: Database

@@ -1,9 +1,15 @@
 """Conditional requests (RFC 9110 §13): ETags of a product's version, If-Match, If-None-Match.
 
-An ETag is strong and distinct per representation: `"3-json"`, and for the edit page
-`"3-h<templates>"`, which also changes when the templates do. A write names the versions it
-accepts (If-Match's tags, or the `versao` its body was based on); storage checks them in the
-same statement as the write, so the check here is only the early answer.
+An ETag is strong and names everything its representation was made from, so that a browser's
+copy made for one visitor is never confirmed (304) to another: the version, the media type
+(`json`, or for the edit page `h<templates>`, which also changes when the templates do), and
+who was looking (identity.audience: nothing on the spec's open catalog, `-a` for anyone not
+signed in once accounts are on, `-u7e` for user 7 as an editor). `"3-json"`,
+`"3-h0123456789-u7e"`. A page cache, if one is added, keys its pages by the same tag.
+
+A write names the versions it accepts (If-Match's tags, or the `versao` its body was based on):
+only the version counts there, whoever's tag it is. Storage checks them in the same statement
+as the write, so the check here is only the early answer.
 """
 
 import re
@@ -12,15 +18,20 @@ from collections.abc import Collection
 from starlette.requests import Request
 
 from catalogo import errors
+from catalogo.identity import AUDIENCE_PATTERN, audience
 from catalogo.negotiation import HTML
 from catalogo.produtos import ID_PATTERN, Produto
 
-_OUR_ETAG = re.compile(rf'"({ID_PATTERN})-(?:json|h[0-9a-f]{{10}})"', re.ASCII)
+_OUR_ETAG = re.compile(
+    rf'"({ID_PATTERN})-(?:json|h[0-9a-f]{{10}})(?:{AUDIENCE_PATTERN})"', re.ASCII
+)
 
 
-def etag(produto: Produto, media: str, templates: str) -> str:
-    """`templates` is the fingerprint of the pages' templates, for the HTML representation."""
-    return f'"{produto.versao}-{templates if media == HTML else "json"}"'
+def etag(request: Request, produto: Produto, media: str, templates: str) -> str:
+    """The one place a validator is made. `templates` is the fingerprint of the pages'
+    templates, for the HTML representation."""
+    made_as = templates if media == HTML else "json"
+    return f'"{produto.versao}-{made_as}{audience(request)}"'
 
 
 def not_modified(request: Request, current: str) -> bool:

@@ -55,6 +55,21 @@ def visitor(request: Request) -> Visitante | None:
     return Visitante(who.nome, who.papel, editor, who.papel == "admin", "")
 
 
+# Who a representation was made for, as its validators say it (conditional.etag).
+AUDIENCE_PATTERN = r"|-a|-u[1-9][0-9]{0,18}[lea]"
+
+
+def audience(request: Request) -> str:
+    """Who this response is made for, as short as it can be said: "" on the spec's open
+    catalog (no one signs in: every visitor sees one page), "-a" for anyone not signed in once
+    accounts are on, "-u7e" for user 7 with the role editor (l, e, a) now. Each makes a page
+    of its own: a header that says "Entrar" or a name, buttons or none."""
+    who = principal(request)
+    if who is not None:
+        return f"-u{who.usuario_id}{who.papel[0]}"
+    return "" if request.scope.get(_MODE, "off") == "off" else "-a"
+
+
 def here(request: Request, with_query: bool = True) -> str:
     """This request's path and query, percent-encoded: a local path access.local_path accepts."""
     path = urllib.parse.quote(request.scope["path"], safe="/:@!$&'()*+,;=~")

@@ -21,11 +21,13 @@ AUTHORS_READ = 200  # the events read to name who changed the product since v
 
 @dataclass(frozen=True)
 class Merged:
-    """Saved: the product, the fields taken from the others' changes, and who made them."""
+    """Saved: the product, the fields taken from the others' changes, and who made them;
+    `changed` is false when the merge left the product as the others saved it."""
 
     produto: Produto
     deles: tuple[str, ...]
     autores: list[str]
+    changed: bool = True
 
 
 class MergeConflict(Exception):
@@ -72,6 +74,6 @@ async def save_merged(
         except VersionConflict as overtaken:
             current = overtaken.current
             continue
-        return Merged(saved, mescla.deles, autores)
+        return Merged(saved.produto, mescla.deles, autores, saved.changed)
     # Overtaken every time: the person decides, every field that differs laid out.
     raise MergeConflict(historia.mesclar(None, typed, current), current, [])

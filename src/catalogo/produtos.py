@@ -262,6 +262,12 @@ def momento(em: float) -> datetime.datetime:
 
 CAMPOS = ("nome", "descricao", "preco")
 
+
+def same_fields(a: Produto, b: Produto) -> bool:
+    """Whether saving `b` over `a` would change nothing a person sees: then nothing is saved."""
+    return all(getattr(a, c) == getattr(b, c) for c in CAMPOS)
+
+
 ROTULOS = {"nome": "Nome", "descricao": "Descrição", "preco": "Preço"}  # as pages name them
 
 

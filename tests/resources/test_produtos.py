@@ -9,7 +9,15 @@ from starlette.testclient import TestClient
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
-from tests.helpers import Stored, count_products, create_via_form, post_form, stored
+from tests.helpers import (
+    JSON,
+    Stored,
+    count_products,
+    create_via_form,
+    form_on,
+    post_form,
+    stored,
+)
 
 FORM_BODY = {
     "produto.nome": "Caderno",
@@ -312,6 +320,36 @@ class TestUpdate:
         assert stored(db, id) == Stored("Caderno", "Capa dura\n96 folhas", 123456, 2)
         assert "Produto «Caderno» atualizado." in client.get("/produtos").text
 
+    def test_saving_an_untouched_form_changes_nothing_and_says_so(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Régua", "5")
+        untouched = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        response = client.post(f"/produtos/{id}", data=untouched)
+        assert response.status_code == 303
+        assert stored(db, id) == Stored("Régua", "", 500, 1)
+        assert _events(db, id) == 1
+        assert "Nada mudou em «Régua»" in client.get("/produtos").text
+
+    def test_an_edit_that_only_spells_the_same_values_otherwise_changes_nothing(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Régua", "5")
+        same = {"produto.nome": "  Re\u0301gua ", "produto.preco": "R$ 5,00", "_method": "PUT"}
+        assert client.post(f"/produtos/{id}", data=same).status_code == 303
+        assert stored(db, id) == Stored("Régua", "", 500, 1)
+        assert _events(db, id) == 1
+
+    def test_an_unchanged_json_update_is_200_with_the_product_at_its_version(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Régua", "5")
+        body = {"nome": "Régua", "descricao": "", "preco": "5.00"}
+        response = client.put(f"/produtos/{id}", json=body, headers=JSON)
+        assert response.status_code == 200
+        assert response.json()["versao"] == 1 and response.headers["etag"] == '"1-json"'
+        assert _events(db, id) == 1
+
     def test_the_browser_form_sends_method_twice_and_that_is_fine(
         self, client: TestClient, db: Database
     ) -> None:
@@ -459,3 +497,7 @@ def test_a_get_never_writes_to_the_database(client: TestClient, db: Database) ->
         client.get(path)
         client.head(path)
     assert db.writes() == before
+
+
+def _events(db: Database, id: int) -> int:
+    return int(db.execute("SELECT count(*) FROM eventos WHERE produto_id = ?", (id,)).fetchone()[0])

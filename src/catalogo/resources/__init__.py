@@ -111,8 +111,8 @@ def json_response(
     return Response(orjson.dumps(data, option=JSON_OPTIONS), status_code, headers, media_type=JSON)
 
 
-def etag(produto: Produto, media: str) -> dict[str, str]:
-    return {"ETag": conditional.etag(produto, media, pages.load().fingerprint)}
+def etag(request: Request, produto: Produto, media: str) -> dict[str, str]:
+    return {"ETag": conditional.etag(request, produto, media, pages.load().fingerprint)}
 
 
 def autoria_of(request: Request, media: str) -> Autoria:

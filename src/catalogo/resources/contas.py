@@ -28,6 +28,8 @@ WRONG = "Nome ou senha incorretos."
 MISSING = "Informe o nome de usuário e a senha."
 _USER_AGENT_LIMIT = 200
 _PUBLIC = {method: Need.PUBLIC for method in ("GET", "HEAD", "POST", "OPTIONS")}
+# A sign-in or sign-out is never answered from a cache: the pages after it are someone else's.
+_NOT_KEPT = {"Cache-Control": "no-store"}
 
 
 class EntrarResource(Resource):
@@ -64,7 +66,7 @@ class EntrarResource(Resource):
             now,
             request.cookies.get(session_cookie(https)),
         )
-        response = Response(status_code=303, headers={"Location": proximo})
+        response = Response(status_code=303, headers={"Location": proximo, **_NOT_KEPT})
         _set_cookie(response, https, secret, lifetime)
         return response
 
@@ -80,7 +82,7 @@ class SairResource(Resource):
         secret = request.cookies.get(session_cookie(https))
         if secret is not None and accounts.is_session_secret(secret):
             await shared.storage.end_session(accounts.digest(secret))
-        response = Response(status_code=303, headers={"Location": "/entrar"})
+        response = Response(status_code=303, headers={"Location": "/entrar", **_NOT_KEPT})
         _set_cookie(response, https, "", 0)
         return response
 

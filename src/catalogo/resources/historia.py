@@ -122,7 +122,9 @@ class RestauracaoResource(Resource):
             raise errors.not_removed(failure.current.nome) from None
         if media == HTML:
             return to_the_list(request, "restaurado", restored, listing, back=trash)
-        return json_response(representacao(restored), headers={**etag(restored, JSON), **VARY})
+        return json_response(
+            representacao(restored), headers={**etag(request, restored, JSON), **VARY}
+        )
 
 
 class EventosResource(Resource):

@@ -32,6 +32,7 @@ NOTICE_COOKIE = "aviso"
 _NOTICES = {
     "adicionado": "Produto «{}» adicionado.",
     "atualizado": "Produto «{}» atualizado.",
+    "inalterado": "Nada mudou em «{}»: o que você enviou já era o que estava salvo.",
     "removido": "Produto «{}» removido.",
     "restaurado": "Produto «{}» restaurado.",
     "mesclado": "Produto «{}» atualizado.",
@@ -50,7 +51,7 @@ def to_the_list(
     """The browser's answer to a write: the list page it came from (or `back`, another page of
     ours), with a notice of what was done (for a merged edit, which fields came from whom)."""
     response = Response(status_code=303, headers={"Location": back or listing.url, **VARY})
-    if merged is not None and merged.deles:
+    if merged is not None and merged.deles and merged.changed:
         kind = f"mesclado:{','.join(merged.deles)}:{','.join(merged.autores[: _NAMED + 1])}"
     value = urllib.parse.quote(f"{kind}:{produto.id}:{produto.nome}", safe="")
     https = services(request).gate.over_https(request)

@@ -121,7 +121,11 @@ class ProdutosResource(Resource):
             if media == HTML:
                 # The first page of the list, where the new product shows up.
                 return to_the_list(request, "adicionado", created, Listing())
-            headers = {"Location": f"/produtos/{created.id}", **etag(created, JSON), **VARY}
+            headers = {
+                "Location": f"/produtos/{created.id}",
+                **etag(request, created, JSON),
+                **VARY,
+            }
             return json_response(representacao(created), 201, headers)
 
         storage = services(request).storage
@@ -152,7 +156,7 @@ class ProdutoResource(Resource):
         conditional.check(request, produto)
         if produto is None:
             raise await _not_found(request, id)
-        headers = {**etag(produto, media), "Cache-Control": "no-cache", **VARY}
+        headers = {**etag(request, produto, media), "Cache-Control": "no-cache", **VARY}
         if conditional.not_modified(request, headers["ETag"]):
             return Response(status_code=304, headers=headers)
         if media == JSON:
@@ -178,7 +182,7 @@ class ProdutoResource(Resource):
             return edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
         autoria = autoria_of(request, media)
         try:
-            updated = await storage.update(
+            updated, changed = await storage.update(
                 id, produto, conditional.expected_versions(request, submitted.based_on), autoria
             )
         except (NotFound, VersionConflict) as failure:
@@ -186,8 +190,11 @@ class ProdutoResource(Resource):
                 return await _merged(request, produto, submitted, failure.current, autoria)
             return await _failed_write(request, media, failure, submitted)
         if media == HTML:
-            return to_the_list(request, "atualizado", updated, submitted.listing)
-        return json_response(representacao(updated), headers={**etag(updated, JSON), **VARY})
+            kind = "atualizado" if changed else "inalterado"
+            return to_the_list(request, kind, updated, submitted.listing)
+        return json_response(
+            representacao(updated), headers={**etag(request, updated, JSON), **VARY}
+        )
 
     async def delete(self, request: Request) -> Response:
         media = negotiate(request)
@@ -237,7 +244,8 @@ async def _merged(
         return conflict_page(visitor(request), conflict, submitted.listing)
     except NotFound:
         raise await _not_found(request, request.path_params["id"]) from None
-    return to_the_list(request, "atualizado", merged.produto, submitted.listing, merged)
+    kind = "atualizado" if merged.changed else "inalterado"
+    return to_the_list(request, kind, merged.produto, submitted.listing, merged)
 
 
 async def _failed_write(

@@ -67,6 +67,14 @@ class VersionConflict(Exception):
         self.current = current
 
 
+class Saved(NamedTuple):
+    """An update: the product as it is now, and whether the write `changed` it. A write whose
+    fields are the product's already changes nothing: no new version, no event."""
+
+    produto: Produto
+    changed: bool
+
+
 KEY_TTL_SECONDS = 24 * 3600  # how long a key is remembered
 ABANDONED_AFTER_SECONDS = 60  # a claim this old that created nothing was left behind
 TOKEN_USE_GRAIN_S = 60  # a token's last use is noted at most this often: a write each time
@@ -258,7 +266,7 @@ class Storage(Protocol):
 
     async def update(
         self, id: int, produto: Produto, versions: Collection[int] | None, autoria: Autoria
-    ) -> Produto:
+    ) -> Saved:
         """Raises NotFound (also for a removed product) or VersionConflict."""
         ...
 

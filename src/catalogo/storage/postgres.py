@@ -21,7 +21,7 @@ import asyncpg
 
 from catalogo import historia, storage
 from catalogo.historia import Autoria
-from catalogo.produtos import Produto
+from catalogo.produtos import Produto, same_fields
 from catalogo.search import folded
 from catalogo.storage.postgres_accounts import PostgresAccounts
 from catalogo.storage.postgres_history import (
@@ -86,9 +86,11 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
 
     async def update(
         self, id: int, produto: Produto, versions: Collection[int] | None, autoria: Autoria
-    ) -> Produto:
-        async def update(connection: Connection) -> Produto:
+    ) -> storage.Saved:
+        async def update(connection: Connection) -> storage.Saved:
             antes = await _current(connection, id, versions)
+            if same_fields(antes, produto):
+                return storage.Saved(antes, changed=False)
             now = time.time()
             versao = await connection.fetchval(
                 "UPDATE produtos SET nome = $2, descricao = $3, preco = $4, versao = versao + 1, "
@@ -109,7 +111,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
                 }
             )
             await _record(connection, "alterado", depois, antes, depois, autoria, now)
-            return depois
+            return storage.Saved(depois, changed=True)
 
         return await self._change(update)
 

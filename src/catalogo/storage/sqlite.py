@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from catalogo import historia, storage
 from catalogo.historia import Autoria
-from catalogo.produtos import Produto
+from catalogo.produtos import Produto, same_fields
 from catalogo.search import folded
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_history import COLUMNS, EVENT_COLUMNS, LIVE, SQLiteHistory, produto_of
@@ -157,9 +157,11 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
         produto: Produto,
         versions: Collection[int] | None,
         autoria: Autoria,
-    ) -> Produto:
-        def run(connection: sqlite3.Connection) -> Produto:
+    ) -> storage.Saved:
+        def run(connection: sqlite3.Connection) -> storage.Saved:
             antes = _current(connection, id, versions)
+            if same_fields(antes, produto):
+                return storage.Saved(antes, changed=False)
             now = time.time()
             connection.execute(
                 "UPDATE produtos SET nome = ?, descricao = ?, preco_centavos = ?, "
@@ -175,7 +177,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
                 }
             )
             _record(connection, "alterado", depois, antes, depois, autoria, now)
-            return depois
+            return storage.Saved(depois, changed=True)
 
         return await self._writer.submit(run)
 
