@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 from typing import Literal
 
+import httpx2
 import pytest
 from starlette.testclient import TestClient
 
@@ -15,13 +16,16 @@ from tests.databases import Database
 from tests.helpers import (
     JSON,
     SENHA,
+    Stored,
     add_token,
     add_user,
     bearer,
     create_via_form,
     eventually,
+    form_on,
     post_form,
     sign_in,
+    stored,
     stored_names,
 )
 
@@ -35,6 +39,11 @@ def client_for(
 ) -> TestClient:
     app = create_app(dataclasses.replace(settings, auth=auth, trusted_proxies=trusted_proxies))
     return TestClient(app, follow_redirects=False)
+
+
+def sent_to_sign_in(response: httpx2.Response) -> bool:
+    """A browser's form write refused for want of a session: the sign-in page, keeping it."""
+    return response.status_code == 401 and 'name="pendente"' in response.text
 
 
 @pytest.fixture
@@ -81,8 +90,13 @@ class TestOnceAUserExists:
         assert client.get("/produtos").status_code == 200
         assert client.get(f"/produtos/{id}", headers=JSON).status_code == 200
         browser = client.post(f"/produtos/{id}", data={"_method": "DELETE"})
-        assert browser.status_code == 303
-        assert browser.headers["location"] == "/entrar?proximo=%2Fprodutos%2F1"
+        assert browser.status_code == 401  # the sign-in page, which keeps the removal
+        assert form_on(browser.text, "/entrar") == {
+            "proximo": "/produtos/1",
+            "pendente": "_method=DELETE",
+            "nome": "",
+            "senha": "",
+        }
         program = client.post("/produtos", json=PRODUTO, headers=JSON)
         assert program.status_code == 401
         assert program.headers["www-authenticate"] == 'Bearer realm="catalogo"'
@@ -120,7 +134,7 @@ class TestOnceAUserExists:
     ) -> None:
         assert post_form(client).status_code == 303
         add_user(database)
-        eventually(lambda: post_form(client).headers["location"].startswith("/entrar"), 5)
+        eventually(lambda: sent_to_sign_in(post_form(client)), 5)
 
     def test_catalogo_auth_off_keeps_the_catalog_open_on_purpose(
         self, settings: Settings, database: str, db: Database
@@ -162,7 +176,7 @@ class TestSessions:
         assert "Max-Age=0" in out.headers["set-cookie"]
         assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
         client.cookies.set("sessao", secret)  # the old cookie, kept by an attacker
-        assert post_form(client).headers["location"].startswith("/entrar")
+        assert sent_to_sign_in(post_form(client))
 
     def test_signing_in_again_makes_a_new_session_and_ends_the_one_sent(
         self, client: TestClient, database: str, db: Database
@@ -196,11 +210,10 @@ class TestSessions:
         add_user(database)
         sign_in(client)
         db.execute("UPDATE sessions SET expires_at = ?", (time.time() - 1,))
-        assert post_form(client).status_code == 303
-        assert post_form(client).headers["location"].startswith("/entrar")
+        assert sent_to_sign_in(post_form(client))
         sign_in(client)
         db.execute("UPDATE usuarios SET ativo = ?", (False,))
-        assert post_form(client).headers["location"].startswith("/entrar")
+        assert sent_to_sign_in(post_form(client))
 
     def test_over_https_the_cookie_is_secure_and_pinned_to_the_host(
         self, settings: Settings, database: str
@@ -337,6 +350,145 @@ class TestSigningIn:
         (now,) = db.execute("SELECT password_hash FROM usuarios").fetchone()
         assert now != old and "m=19456,t=2,p=1" in now
         assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
+
+
+class TestNothingTypedIsLost:
+    """A person whose session ended while they typed loses nothing: the sign-in page keeps
+    what they sent (never in a URL), and signing in sends it."""
+
+    def edit_after_the_session_ended(
+        self, client: TestClient, database: str, db: Database, **typed: str
+    ) -> tuple[int, dict[str, str]]:
+        add_user(database, "maria", "editor")
+        sign_in(client, "maria")
+        id = create_via_form(client, db, "Caneca", "10")
+        form = form_on(client.get(f"/produtos/{id}").text, f"/produtos/{id}")
+        db.execute("UPDATE sessions SET expires_at = 0")
+        sent = client.post(f"/produtos/{id}", data={**form, **typed})
+        assert sent.status_code == 401 and sent.headers["cache-control"] == "no-store"
+        assert "location" not in sent.headers
+        assert "Sua sessão terminou; entre de novo para salvar." in sent.text
+        return id, form_on(sent.text, "/entrar")
+
+    def test_signing_in_again_saves_the_edit(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        id, page = self.edit_after_the_session_ended(
+            client, database, db, **{"produto.nome": "Caneca azul", "produto.descricao": "a\nb"}
+        )
+        assert stored(db, id) == Stored("Caneca", "", 1000, 1)
+        saved = client.post("/entrar", data={**page, "nome": "maria", "senha": SENHA})
+        assert saved.status_code == 303 and saved.headers["location"] == "/produtos"
+        assert "Caneca azul" not in saved.headers["location"]
+        assert stored(db, id) == Stored("Caneca azul", "a\nb", 1000, 2)
+        (quem,) = db.execute("SELECT quem FROM eventos WHERE versao = 2").fetchone()
+        assert quem == "maria"
+        assert "Produto «Caneca azul» atualizado." in client.get("/produtos").text
+
+    def test_a_wrong_password_keeps_the_edit_for_the_next_try(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        id, page = self.edit_after_the_session_ended(
+            client, database, db, **{"produto.nome": "Caneca azul"}
+        )
+        wrong = client.post("/entrar", data={**page, "nome": "maria", "senha": "errada"})
+        assert wrong.status_code == 422
+        again = form_on(wrong.text, "/entrar")
+        assert again["pendente"] == page["pendente"]
+        assert "continua guardado" in wrong.text
+        client.post("/entrar", data={**again, "nome": "maria", "senha": SENHA})
+        assert stored(db, id) == Stored("Caneca azul", "", 1000, 2)
+
+    def test_an_edit_the_product_moved_on_from_meanwhile_is_merged(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        id, page = self.edit_after_the_session_ended(
+            client, database, db, **{"produto.nome": "Caneca azul"}
+        )
+        db.execute(f"UPDATE produtos SET descricao = 'Da Ana', versao = 2 WHERE id = {id}")
+        client.post("/entrar", data={**page, "nome": "maria", "senha": SENHA})
+        assert stored(db, id) == Stored("Caneca azul", "Da Ana", 1000, 3)
+
+    def test_a_removal_is_made_once_signed_in(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "maria", "editor")
+        sign_in(client, "maria")
+        id = create_via_form(client, db)
+        db.execute("UPDATE sessions SET expires_at = 0")
+        refused = client.post(f"/produtos/{id}", data={"_method": "DELETE", "produto.versao": "1"})
+        assert "entre de novo para remover" in refused.text
+        page = form_on(refused.text, "/entrar")
+        removed = client.post("/entrar", data={**page, "nome": "maria", "senha": SENHA})
+        assert removed.status_code == 303 and stored(db, id) is None
+
+    def test_a_user_who_may_not_write_is_refused_once_signed_in(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "ana", "leitor")
+        db.insert("Caneta", 250)
+        refused = client.post("/produtos/1", data={"_method": "PUT", "produto.nome": "x"})
+        page = form_on(refused.text, "/entrar")
+        answer = client.post("/entrar", data={**page, "nome": "ana", "senha": SENHA})
+        assert answer.status_code == 403 and "Seu papel (leitor)" in answer.text
+        assert stored_names(db) == ["Caneta"]
+
+
+class TestTheWayToSignIn:
+    """Every page tells a visitor what they may do, and how to do more."""
+
+    @pytest.mark.parametrize(
+        ("proximo", "why"),
+        [
+            ("/produtos/novo", "Entre para adicionar produtos."),
+            ("/produtos/3/historico", "Entre para ver o histórico do produto."),
+            ("/produtos/removidos?depois=3", "Entre para ver a lixeira."),
+            ("/usuarios", "Entre como admin para ver esta página."),
+        ],
+    )
+    def test_the_sign_in_page_says_why_it_is_shown(
+        self, client: TestClient, database: str, proximo: str, why: str
+    ) -> None:
+        add_user(database)
+        page = client.get("/entrar", params={"proximo": proximo})
+        assert why in page.text
+        assert form_on(page.text, "/entrar")["proximo"] == proximo
+        assert "Entre para" not in client.get("/entrar").text
+
+    def test_a_session_that_ended_is_named_on_the_page_and_at_sign_in(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "maria", "editor")
+        db.insert("Caneta", 250)
+        sign_in(client, "maria")
+        db.execute("UPDATE sessions SET expires_at = 0")
+        page = client.get("/produtos/1")
+        assert "Sua sessão terminou." in page.text and "Salvar" not in page.text
+        sent_back = client.get("/produtos/1/historico")
+        assert sent_back.headers["location"].endswith("&motivo=sessao")
+        again = client.get(sent_back.headers["location"])
+        assert "Sua sessão terminou; entre de novo para continuar." in again.text
+
+    def test_a_visitor_is_told_to_sign_in_to_edit_and_shown_no_link_that_would_bounce(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database)
+        db.insert("Caneta", 250)
+        for path in ("/produtos/1", "/produtos"):
+            page = client.get(path).text
+            assert "para adicionar, alterar ou remover produtos" in page
+            assert f'<a href="/entrar?proximo={path}">Entre</a>' in page
+            assert "/historico" not in page and "/produtos/removidos" not in page
+
+    def test_a_reader_is_told_what_the_role_allows(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "ana", "leitor")
+        db.insert("Caneta", 250)
+        sign_in(client, "ana")
+        page = client.get("/produtos/1").text
+        assert "Seu papel (leitor) permite ver o catálogo, não alterá-lo" in page
+        assert 'href="/produtos/1/historico"' in page
 
 
 class TestTokens:

@@ -23,15 +23,19 @@ import enum
 import re
 import time
 import urllib.parse
-from typing import Literal
+from typing import Any, Literal
 
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Message
 
-from catalogo import accounts, errors, identity
+from catalogo import accounts, errors, identity, pages
+from catalogo.accesslog import request_id
 from catalogo.accounts import Papel
+from catalogo.bodies import form_pairs
+from catalogo.guard import SECURITY_HEADERS
 from catalogo.identity import Mode, here
-from catalogo.negotiation import prefers_json
+from catalogo.negotiation import FORM_TYPES, media_type, prefers_json
 from catalogo.settings import Settings
 from catalogo.storage import Storage
 
@@ -103,16 +107,17 @@ class Gate:
             if not accounts.is_token(bearer) or not (
                 principal := await self.storage.token_principal(accounts.digest(bearer), now)
             ):
-                return _unauthenticated(request, invalid=True)
+                return await _unauthenticated(request, invalid=True)
         elif session is not None and accounts.is_session_secret(session):
             principal = await self.storage.session_principal(accounts.digest(session), now)
         mode = await self.mode()
-        identity.note(request, principal, mode)
+        ended = session is not None and principal is None
+        identity.note(request, principal, mode, ended)
         role = required(need, mode)
         if role is None:
             return None
         if principal is None:
-            return _unauthenticated(request)
+            return await _unauthenticated(request, ended=ended)
         if role != "any" and not accounts.pode(principal.papel, role):
             raise errors.forbidden(principal.papel, role)
         return None
@@ -170,9 +175,136 @@ def local_path(value: str | None, default: str = "/produtos") -> str:
     return default
 
 
-def _unauthenticated(request: Request, invalid: bool = False) -> Response:
-    if not invalid and not prefers_json(request):
-        back = here(request, with_query=request.method in ("GET", "HEAD"))
-        query = urllib.parse.urlencode({"proximo": back})
-        return Response(status_code=303, headers={"Location": f"/entrar?{query}"})
-    raise errors.unauthenticated(invalid)
+async def _unauthenticated(
+    request: Request, invalid: bool = False, ended: bool = False
+) -> Response:
+    """A program gets 401. A browser is sent to sign in and back; a form it posted is not
+    lost: the sign-in page keeps it (in the page, never in a URL) and sends it once signed in
+    (`resume`)."""
+    if invalid or prefers_json(request):
+        raise errors.unauthenticated(invalid)
+    if request.method in ("GET", "HEAD"):
+        query = {"proximo": here(request), **({"motivo": "sessao"} if ended else {})}
+        location = f"/entrar?{urllib.parse.urlencode(query)}"
+        return Response(status_code=303, headers={"Location": location})
+    if media_type(request)[0] not in FORM_TYPES:
+        raise errors.unauthenticated(invalid)
+    sent = [(name, value) for name, value in await form_pairs(request) if name != "_method"]
+    if request.method != "POST":
+        sent.append(("_method", request.method))
+    verb = "remover" if request.method == "DELETE" else "salvar"
+    return sign_in_page(
+        here(request, with_query=False),
+        aviso=f"Sua sessão terminou; entre de novo para {verb}. O que você enviou está guardado "
+        f"nesta página e será enviado assim que você entrar.",
+        pendente=urllib.parse.urlencode(sent),
+        status_code=401,
+        headers={"WWW-Authenticate": errors.CHALLENGE},
+    )
+
+
+# What a write sent again once signed in (`resume`) takes from the request that signed in.
+_RESUMED_HEADERS = frozenset(
+    (b"host", b"origin", b"sec-fetch-site", b"user-agent", b"accept", b"accept-language")
+) | {b"x-forwarded-for", b"x-forwarded-proto"}
+# What the app adds to every answer (accesslog.py): the answer resumed gets them from this one.
+_ADDED_LATER = frozenset([*(name for name, _ in SECURITY_HEADERS), b"x-request-id"])
+
+
+async def resume(request: Request, path: str, pendente: str, cookie: str) -> Response:
+    """Sends the write the sign-in page kept (`pendente`, a form's fields) to `path`, as the
+    browser first did, now with the new session: through the whole app (the guard, access,
+    the handler, a merge if the product moved on), so it is answered as if sent again. Its
+    request id is this request's. `cookie` names the new session (`name=secret`)."""
+    body = pendente.encode()
+    headers = [
+        (name, value) for name, value in request.scope["headers"] if name in _RESUMED_HEADERS
+    ]
+    headers += [
+        (b"content-type", b"application/x-www-form-urlencoded"),
+        (b"content-length", str(len(body)).encode()),
+        (b"cookie", cookie.encode("latin-1")),
+        (b"x-request-id", request_id(request).encode()),
+    ]
+    scope = {
+        **{k: v for k, v in request.scope.items() if k in _RESUMED_SCOPE},
+        "method": "POST",
+        "path": urllib.parse.unquote(path),
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "headers": headers,
+    }
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    answer: dict[str, Any] = {"body": b""}
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+            answer["headers"] = [
+                (name, value) for name, value in message["headers"] if name not in _ADDED_LATER
+            ]
+        else:
+            answer["body"] += message.get("body", b"")
+
+    await request.app(scope, receive, send)
+    response = Response(answer["body"], answer["status"])
+    response.raw_headers = [
+        (name, value) for name, value in answer["headers"] if name != b"content-length"
+    ] + [(b"content-length", str(len(answer["body"])).encode())]
+    return response
+
+
+_RESUMED_SCOPE = frozenset(
+    ["type", "asgi", "http_version", "scheme", "server", "client", "root_path", "app", "state"]
+)
+
+
+# Why the sign-in page is shown, by the page it leads back to.
+_WHY = (
+    (re.compile(r"/produtos/novo(?:\?.*)?"), "Entre para adicionar produtos."),
+    (re.compile(r"/produtos/[0-9]+/historico(?:\?.*)?"), "Entre para ver o histórico do produto."),
+    (re.compile(r"/produtos/removidos(?:\?.*)?"), "Entre para ver a lixeira."),
+    (re.compile(r"/(?:usuarios|tokens)(?:[/?].*)?"), "Entre como admin para ver esta página."),
+    (re.compile(r"/conta(?:[/?].*)?"), "Entre para ver a sua conta."),
+    (re.compile(r"/.*"), "Entre para ver o catálogo."),
+)
+
+
+def why_sign_in(proximo: str, motivo: str | None) -> str | None:
+    """What the sign-in page says of why it is shown: nothing when asked for directly."""
+    if motivo == "sessao":
+        return "Sua sessão terminou; entre de novo para continuar."
+    if proximo == "/produtos":
+        return None
+    return next(text for pattern, text in _WHY if pattern.fullmatch(proximo))
+
+
+def sign_in_page(
+    proximo: str,
+    nome: str = "",
+    erro: str | None = None,
+    aviso: str | None = None,
+    pendente: str = "",
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """/entrar's form: `proximo` is where to go once signed in, and `pendente` a form write
+    refused for want of a session, to send there then."""
+    return pages.load().render(
+        "contas/entrar.html",
+        status_code,
+        {"Cache-Control": "no-store", **(headers or {})},
+        proximo=proximo,
+        nome=nome,
+        erro=erro,
+        aviso=aviso,
+        pendente=pendente,
+    )

@@ -40,6 +40,14 @@ async def read_form(request: Request, fields: Collection[str]) -> dict[str, str]
     return form
 
 
+async def form_pairs(request: Request) -> list[tuple[str, str]]:
+    """Every field the form sent, in order, repeats included: for a write kept to be sent
+    again (access.py). Parsed once per request, as read_form does."""
+    await read_form(request, ())
+    pairs: list[tuple[str, str]] = request.scope[_FORM_KEY]
+    return pairs
+
+
 async def _parse_form(request: Request) -> list[tuple[str, str]]:
     media, options = media_type(request)
     if media not in FORM_TYPES:

@@ -18,6 +18,7 @@ from catalogo.accounts import Papel, Principal
 Mode = Literal["off", "writes", "all"]
 _PRINCIPAL = "catalogo.principal"
 _MODE = "catalogo.auth_mode"
+_ENDED = "catalogo.session_ended"
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,15 @@ class Visitante:
     pode_editar: bool
     admin: bool
     aqui: str  # this page, to come back to after signing in ("" once signed in: not needed)
+    sessao_terminou: bool = False  # the browser's session ended: say so, beside "Entrar"
 
 
-def note(request: Request, who: Principal | None, mode: Mode) -> None:
+def note(request: Request, who: Principal | None, mode: Mode, ended: bool = False) -> None:
+    """`ended`: the request named a session that has ended (expired, signed out elsewhere)."""
     request.scope[_PRINCIPAL] = who
     request.scope[_MODE] = mode
+    if ended:
+        request.scope[_ENDED] = True
 
 
 def principal(request: Request) -> Principal | None:
@@ -50,7 +55,8 @@ def visitor(request: Request) -> Visitante | None:
     if who is None and mode == "off":
         return None
     if who is None:
-        return Visitante(None, None, False, False, here(request))
+        ended = request.scope.get(_ENDED, False)
+        return Visitante(None, None, False, False, here(request), ended)
     editor = mode == "off" or accounts.pode(who.papel, "editor")
     return Visitante(who.nome, who.papel, editor, who.papel == "admin", "")
 

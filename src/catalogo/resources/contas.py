@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import accounts, errors, pages
-from catalogo.access import Need, local_path, session_cookie
+from catalogo.access import Need, local_path, resume, session_cookie, sign_in_page, why_sign_in
 from catalogo.accounts import Busy, ContaInvalida, Principal, Throttled
 from catalogo.bodies import read_form
 from catalogo.identity import principal, visitor
@@ -39,22 +39,25 @@ class EntrarResource(Resource):
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
-        return _page(local_path(request.query_params.get("proximo")), "", None)
+        proximo = local_path(request.query_params.get("proximo"))
+        why = why_sign_in(proximo, request.query_params.get("motivo"))
+        return sign_in_page(proximo, aviso=why)
 
     async def post(self, request: Request) -> Response:
         negotiate(request, (HTML,))
-        form = await read_form(request, ("nome", "senha", "proximo"))
+        form = await read_form(request, ("nome", "senha", "proximo", "pendente"))
         proximo = local_path(form.get("proximo"))
+        pendente = form.get("pendente", "")
         nome = form.get("nome", "").strip().lower()[: accounts.NOME_MAXIMO + 1]
         senha = form.get("senha", "")
         if not nome or not senha:
-            return _page(proximo, nome, MISSING, 422)
+            return sign_in_page(proximo, nome, MISSING, pendente=pendente, status_code=422)
         shared = services(request)
         now = time.time()
         address = shared.gate.client_address(request)
         usuario = await _checked(shared, nome, senha, address, now)
         if usuario is None:
-            return _page(proximo, nome, WRONG, 422)
+            return sign_in_page(proximo, nome, WRONG, pendente=pendente, status_code=422)
         https = shared.gate.over_https(request)
         lifetime = shared.settings.session_hours * 3600
         secret = await accounts.open_session(
@@ -66,7 +69,11 @@ class EntrarResource(Resource):
             now,
             request.cookies.get(session_cookie(https)),
         )
-        response = Response(status_code=303, headers={"Location": proximo, **_NOT_KEPT})
+        if pendente:  # a write refused when the session had ended: sent now
+            response = await resume(request, proximo, pendente, f"{session_cookie(https)}={secret}")
+        else:
+            response = Response(status_code=303, headers={"Location": proximo})
+        response.headers.update(_NOT_KEPT)
         _set_cookie(response, https, secret, lifetime)
         return response
 
@@ -120,17 +127,6 @@ def _set_new_token(response: Response, https: bool, value: str, lifetime: int) -
 def _set_cookie(response: Response, https: bool, secret: str, lifetime: int) -> None:
     """The session's: `__Host-` (HTTPS) pins it to this host."""
     write_cookie(response, session_cookie(https), secret, https=https, max_age=lifetime)
-
-
-def _page(proximo: str, nome: str, erro: str | None, status_code: int = 200) -> Response:
-    return pages.load().render(
-        "contas/entrar.html",
-        status_code,
-        {"Cache-Control": "no-store"},
-        proximo=proximo,
-        nome=nome,
-        erro=erro,
-    )
 
 
 _NOTICES = {
