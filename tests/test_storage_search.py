@@ -11,7 +11,7 @@ import pytest
 
 from catalogo.historia import CLI
 from catalogo.produtos import Produto
-from catalogo.search import ORDENS, Position, Query, name_key, searchable, terms
+from catalogo.search import END, ORDENS, Position, Query, name_key, searchable, terms
 from catalogo.settings import Settings
 from catalogo.storage import Cursor, Page, Storage, open_storage, sqlite_search
 
@@ -59,6 +59,7 @@ def expected(query: Query, q: str) -> list[int]:
         "id": lambda row: (row[0],),
         "nome": lambda row: (row[1], row[0]),
         "preco": lambda row: (row[2], row[0]),
+        "atualizado_em": lambda row: (row[0],),  # each made after the one before, none changed
     }[column]
     rows.sort(key=key, reverse=query.ordem.startswith("-"))
     return [row[0] for row in rows]
@@ -126,10 +127,14 @@ async def walk(storage: Storage, query: Query, limit: int) -> list[int]:
     pages: list[Page[Produto, Position]] = []
     cursor: Cursor[Position] | None = Cursor(limit)
     while cursor is not None:
-        pages.append(await storage.find(query, cursor))
+        pages.append(await storage.find(query, cursor, count=100))
+        assert pages[-1].before == sum(len(page.items) for page in pages[:-1])
         cursor = pages[-1].next
         assert len(pages) < 50
     forward = [p.id for page in pages for p in page.items]
+    last = await storage.find(query, Cursor(limit, before=END), count=100)
+    assert [p.id for p in last.items] == forward[-limit:] and last.next is None
+    assert last.before == max(len(forward) - limit, 0)
     backward = [p.id for p in pages[-1].items]
     cursor = pages[-1].prev
     while cursor is not None:
@@ -235,11 +240,14 @@ def test_a_page_named_by_a_cursor_past_the_end_is_empty_with_a_way_back(database
             last = await storage.find(query, Cursor(50))
             beyond = last.items[-1]
             assert beyond.id is not None
-            key: int | str = beyond.id
+            key: int | str | float = beyond.id
             if ordem in ("nome", "-nome"):
                 key = name_key(beyond.nome)
             elif ordem in ("preco", "-preco"):
                 key = int(beyond.preco * 100)
+            elif ordem in ("atualizado_em", "-atualizado_em"):
+                assert beyond.atualizado_em is not None
+                key = beyond.atualizado_em
             page = await storage.find(query, Cursor(50, after=Position(key, beyond.id)))
             assert page.items == [] and page.next is None and page.prev == Cursor(50)
 
@@ -247,9 +255,11 @@ def test_a_page_named_by_a_cursor_past_the_end_is_empty_with_a_way_back(database
 
 
 def test_an_order_is_answered_alike_for_every_ordem(database: str) -> None:
-    """Each ordem name is one of the six, and each gives a different order of this catalog."""
+    """Each ordem name is one of the eight, and each gives a different order of this catalog
+    (once a product changed, the order of changes is not that of ids)."""
 
     async def test(storage: Storage) -> None:
+        await storage.update(2, Produto(nome="Pão de forma", preco=Decimal(7)), None, CLI)
         orders: set[tuple[int | None, ...]] = set()
         for ordem in ORDENS:
             page = await storage.find(Query(ordem=ordem), Cursor(50))

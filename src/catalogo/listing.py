@@ -20,6 +20,7 @@ from starlette.datastructures import ImmutableMultiDict
 from catalogo import errors, text
 from catalogo.produtos import PrecoInvalido, ler_id, ler_preco, preco_no_campo
 from catalogo.search import (
+    END,
     IDS_MAXIMUM,
     ORDENS,
     QUERY_MAXIMUM,
@@ -35,6 +36,7 @@ from catalogo.storage import Cursor
 
 LIST_PATH = "/produtos"
 RETURN_PARAMETER = "lista"
+LAST_PAGE = "fim"  # antes=fim: the list's last page, in any order
 _PRICE_NAMES = {"preco_min": "O preço mínimo", "preco_max": "O preço máximo"}
 
 
@@ -126,7 +128,9 @@ class Listing:
         """The query string of this page of the list."""
         page = ""
         for name, position in (("depois", self.after), ("antes", self.before)):
-            if position is not None:
+            if position == END:
+                page = f"antes={LAST_PAGE}"
+            elif position is not None:
                 value = str(position.id) if self.query.by_id else token(self.query, position)
                 page = f"{name}={value}"
         return "&".join(part for part in (self.search, page) if part)
@@ -234,6 +238,8 @@ def _cursor(parameters: Mapping[str, str], name: str, query: Query) -> Position 
     value = parameters.get(name)
     if value is None:
         return None
+    if name == "antes" and value == LAST_PAGE:
+        return END
     if query.by_id:
         id = ler_id(value)
         if id is None:

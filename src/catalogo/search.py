@@ -20,7 +20,7 @@ import orjson
 if TYPE_CHECKING:
     from catalogo.produtos import Produto
 
-Ordem = Literal["-id", "id", "nome", "-nome", "preco", "-preco"]
+Ordem = Literal["-id", "id", "nome", "-nome", "preco", "-preco", "-atualizado_em", "atualizado_em"]
 ORDENS: tuple[Ordem, ...] = get_args(Ordem)
 # Between the folded name and description in `busca`: folding turns every line break into a
 # space, so no word or phrase a person types can span the two.
@@ -134,17 +134,25 @@ class Query:
 
 class Position(NamedTuple):
     """Where a page starts or ends in its order: the order's key (the folded name, the price
-    in cents, or the id itself) and the id, which breaks ties."""
+    in cents, the moment of the last change as stored, or the id itself) and the id, which
+    breaks ties."""
 
-    key: int | str
+    key: int | str | float
     id: int
 
 
-def key_of(query: Query, id: int, nome_chave: str, centavos: int) -> Position:
-    if query.ordem in ("nome", "-nome"):
+# `antes=fim`: before the end of a list, whatever its order: its last page. No product has id 0.
+END = Position(0, 0)
+
+
+def key_of(query: Query, id: int, nome_chave: str, centavos: int, atualizado_em: float) -> Position:
+    column = query.ordem.lstrip("-")
+    if column == "nome":
         return Position(nome_chave, id)
-    if query.ordem in ("preco", "-preco"):
+    if column == "preco":
         return Position(centavos, id)
+    if column == "atualizado_em":
+        return Position(atualizado_em, id)
     return Position(id, id)
 
 
@@ -171,10 +179,14 @@ def position_of(query: Query, text: str) -> Position:
     fingerprint, key, id = payload
     if fingerprint != query.fingerprint:
         raise BadToken("de outra busca")
-    by_name = query.ordem in ("nome", "-nome")
+    column = query.ordem.lstrip("-")
     if not (isinstance(id, int) and 1 <= id < 2**63) or isinstance(key, bool):
         raise BadToken("malformado")
-    if not isinstance(key, str if by_name else int) or (
+    if column == "atualizado_em":  # a moment as stored: a float, or an int orjson wrote so
+        if not isinstance(key, int | float) or not 0 <= key < 2**53:
+            raise BadToken("malformado")
+        return Position(float(key), id)
+    if not isinstance(key, str if column == "nome" else int) or (
         isinstance(key, int) and not 0 <= key < 2**63
     ):
         raise BadToken("malformado")

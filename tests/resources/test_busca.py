@@ -42,6 +42,9 @@ def shop(client: TestClient, db: Database) -> dict[str, int]:
     return {nome: create_via_form(client, db, nome, preco) for nome, preco in products.items()}
 
 
+EN_DASH = "\u2013"
+
+
 class TestTheSearchBox:
     def test_finds_a_product_by_a_fragment_typed_without_accents(
         self, client: TestClient, shop: dict[str, int]
@@ -56,11 +59,12 @@ class TestTheSearchBox:
         self, client: TestClient, shop: dict[str, int]
     ) -> None:
         first = client.get("/produtos?q=a").text
-        assert '<p class="contagem">7 produtos</p>' in first
+        assert f'<p class="contagem">1{EN_DASH}3 de 7 produtos</p>' in first
         url = link(first, "next")
         assert url is not None and url.startswith("/produtos?q=a&depois=")
         second = client.get(url).text
-        assert '<p class="contagem">7 produtos</p>' in second
+        assert f'<p class="contagem">4{EN_DASH}6 de 7 produtos</p>' in second
+        assert f"<title>Produtos com «a», 4{EN_DASH}6 de 7 produtos · Catálogo</title>" in second
         assert len(names(first) + names(second)) == 6
 
     def test_every_link_from_a_search_leads_back_to_it(
@@ -99,16 +103,20 @@ class TestTheSearchBox:
         assert names(page) == ["Caneca verde", "Coração de alcachofra", "Caderno"]
         assert "Produtos de R$ 10,00 a R$ 30,00, do maior preço ao menor" in page
         assert 'name="preco_min" value="10,00"' in page
-        assert '<input type="hidden" name="ordem" value="-preco">' in page
+        assert '<option value="-preco" selected>Maior preço primeiro</option>' in page
 
     def test_column_headers_sort_and_say_which_way(
         self, client: TestClient, shop: dict[str, int]
     ) -> None:
         plain = client.get("/produtos?q=pao").text
-        assert '<a href="/produtos?q=pao&amp;ordem=nome">Nome</a>' in plain
+        assert (
+            '<a href="/produtos?q=pao&amp;ordem=nome" title="Ordenar por nome, crescente">Nome'
+            in (plain)
+        )
         by_name = client.get("/produtos?q=pao&ordem=nome").text
         assert names(by_name) == ["Pão de queijo", "Pão francês"]
-        assert 'aria-sort="ascending"><a href="/produtos?q=pao&amp;ordem=-nome">' in by_name
+        assert 'aria-sort="ascending"><a href="/produtos?q=pao&amp;ordem=-nome"' in by_name
+        assert "Ordem padrão" in by_name
         by_price = client.get("/produtos?q=pao&ordem=preco").text
         assert names(by_price) == ["Pão francês", "Pão de queijo"]
 

@@ -25,8 +25,8 @@ from catalogo.produtos import (
     preco_no_campo,
 )
 from catalogo.resources import VARY, services, write_cookie
-from catalogo.search import Ordem, Position
-from catalogo.storage import COUNT_CAP, Page
+from catalogo.search import END, Ordem, Position
+from catalogo.storage import COUNT_CAP, Cursor, Page
 
 NOTICE_COOKIE = "aviso"
 _NOTICES = {
@@ -128,9 +128,41 @@ _ORDERS: dict[str, str] = {
     "-nome": "por nome, de Z a A",
     "preco": "do menor preço ao maior",
     "-preco": "do maior preço ao menor",
+    "-atualizado_em": "da alteração mais recente à mais antiga",
+    "atualizado_em": "da alteração mais antiga à mais recente",
 }
-# Each column header's order, and the other way round when it is already the column's order.
-_COLUMNS: dict[str, tuple[Ordem, Ordem]] = {"nome": ("nome", "-nome"), "preco": ("preco", "-preco")}
+# The order box of the search form, the default ("") first.
+_ORDER_CHOICES = (
+    ("", "Mais recentes primeiro"),
+    ("id", "Mais antigos primeiro"),
+    ("nome", "Nome, de A a Z"),
+    ("-nome", "Nome, de Z a A"),
+    ("preco", "Menor preço primeiro"),
+    ("-preco", "Maior preço primeiro"),
+    ("-atualizado_em", "Alteração mais recente primeiro"),
+    ("atualizado_em", "Alteração mais antiga primeiro"),
+)
+
+
+@dataclass(frozen=True)
+class _Column:
+    """A column header that sorts: its label, its orders (the first when it is clicked; the
+    other when the list is already in the first), and its CSS class."""
+
+    rotulo: str
+    first: Ordem
+    then: Ordem
+    classe: str
+
+
+_COLUMNS = (
+    _Column("Nº", "-id", "id", "numero num"),
+    _Column("Nome", "nome", "-nome", "nome"),
+    _Column("Preço", "preco", "-preco", "num preco"),
+    _Column("Alterado em", "-atualizado_em", "atualizado_em", "alterado"),
+)
+_EN_DASH = "\u2013"  # between the first and the last number of a range, as print sets it
+_DIRECTION = {"ascending": "crescente", "descending": "decrescente"}
 _TYPED = ("q", "preco_min", "preco_max", "ordem")
 
 
@@ -156,6 +188,7 @@ def list_page(
             headers={"Cache-Control": "no-store", **VARY},
             titulo="Produtos",
             busca=sent or {},
+            ordens=_ORDER_CHOICES,
             problema=str(problem),
             campo_com_erro=problem and problem.field,
             aviso=None,
@@ -168,16 +201,20 @@ def list_page(
         )
     listing, page = found.listing, found.page
     ordem = listing.query.ordem
-    sorted_by = {
-        column: _header(listing, ascending, descending)
-        for column, (ascending, descending) in _COLUMNS.items()
-    }
     first = listing.after is None and listing.before is None
+    where = _position(page, first)
+    links = dict(found.links)
+    if "prev" in links:
+        links["first"] = listing.at(None).url
+    if page.next is not None:
+        links["last"] = listing.at(Cursor(page.next.limit, before=END)).url
+    titulo = describe(listing)
     return with_notice(
         request,
         "produtos/lista.html",
         headers or {},
-        titulo=describe(listing),
+        titulo=titulo,
+        titulo_da_pagina=titulo if first or not where else f"{titulo}, {where}",
         problema=None,
         campo_com_erro=None,
         filtrada=listing.query.filtered,
@@ -187,11 +224,13 @@ def list_page(
             "preco_max": _price_field(listing.query.preco_max),
             "ordem": "" if ordem == "-id" else ordem,
         },
+        ordens=_ORDER_CHOICES,
+        ordem_padrao=listing.with_order("-id").url,
         ids=listing.query.ids,
         pagina=page,
-        total=_counted(page.total),
-        links=found.links,
-        colunas=sorted_by,
+        posicao=where,
+        links=links,
+        colunas=[_header(listing, column) for column in _COLUMNS],
         primeira_pagina=first,
         inicio=listing.at(None).url,
         lista=listing.encoded,
@@ -200,15 +239,37 @@ def list_page(
     )
 
 
-def _header(listing: Listing, ascending: Ordem, descending: Ordem) -> dict[str, str | None]:
-    """A column header's link (the other way round when the list is in its order already)
-    and its aria-sort."""
+def _header(listing: Listing, column: _Column) -> dict[str, str | None]:
+    """A column header's link (the other way round when the list is in its order already),
+    its aria-sort, and what clicking it does, in words."""
     ordem = listing.query.ordem
-    aria = {ascending: "ascending", descending: "descending"}.get(ordem)
+    aria = None
+    if ordem in (column.first, column.then):
+        aria = "descending" if ordem.startswith("-") else "ascending"
+    target = column.then if ordem == column.first else column.first
     return {
-        "url": listing.with_order(descending if ordem == ascending else ascending).url,
+        "rotulo": column.rotulo,
+        "classe": column.classe,
+        "url": listing.with_order(target).url,
         "aria": aria,
+        "dica": f"Ordenar por {column.rotulo.lower()}, "
+        f"{_DIRECTION['descending' if target.startswith('-') else 'ascending']}",
     }
+
+
+def _position(page: Page[Produto, Position], first: bool) -> str | None:
+    """Where a page is in its list, and how many there are: "51-100 de 119 produtos" (with an
+    en dash), "3 produtos", "1-50 de mais de 10.000 produtos"."""
+    total = _counted(page.total)
+    shown = len(page.items)
+    if total is None or not shown:
+        return total
+    if first and page.next is None:
+        return total
+    if page.before is None or page.before > COUNT_CAP:
+        return f"além dos {COUNT_CAP:,} primeiros de {total}".replace(",", ".")
+    start, end = page.before + 1, page.before + shown
+    return f"{start:,}{_EN_DASH}{end:,} de {total}".replace(",", ".")
 
 
 def describe(listing: Listing) -> str:

@@ -30,7 +30,7 @@ from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
 from catalogo.historia import Autoria, Evento
 from catalogo.produtos import Produto
-from catalogo.search import Ordem, Position, Query
+from catalogo.search import END, Ordem, Position, Query
 from catalogo.settings import Settings
 
 
@@ -129,6 +129,7 @@ class Page(Generic[T, P]):
     next: Cursor[P] | None
     prev: Cursor[P] | None
     total: int | None = None  # how many in all, counted up to what was asked + 1; None: not asked
+    before: int | None = None  # how many come before this page, counted likewise
 
 
 COUNT_CAP = 10_000  # a page says "mais de 10.000" rather than count a million
@@ -160,8 +161,8 @@ def page_of(
 
 
 class Walk(NamedTuple):
-    """How a list page is read: along which column (id, nome or preco), which way, and from
-    which position (none: from the start)."""
+    """How a list page is read: along which column (id, nome, preco or atualizado_em), which
+    way, and from which position (none: from the start)."""
 
     column: str
     ascending: bool
@@ -169,12 +170,13 @@ class Walk(NamedTuple):
 
 
 def walk(ordem: Ordem, cursor: Cursor[Position]) -> Walk:
-    """A page before a position is read backwards from it, then turned round (`found`)."""
-    ascending = ordem in ("id", "nome", "preco")
+    """A page before a position is read backwards from it, then turned round (`found`); the
+    last page (before END) backwards from the end."""
+    ascending = not ordem.startswith("-")
     if cursor.before is not None:
         ascending = not ascending
     position = cursor.after if cursor.after is not None else cursor.before
-    return Walk(ordem.lstrip("-"), ascending, position)
+    return Walk(ordem.lstrip("-"), ascending, None if position == END else position)
 
 
 def whole(cursor: Cursor[Position], rows: list[Any]) -> int | None:
@@ -207,11 +209,21 @@ class Counts:
         return total
 
 
+def first_shown(cursor: Cursor[Position], rows: list[tuple[Produto, Position]]) -> Position | None:
+    """The position of a page's first product as shown: rows read before a cursor come
+    backwards."""
+    shown = rows[: cursor.limit]
+    if not shown:
+        return None
+    return shown[-1][1] if cursor.before is not None else shown[0][1]
+
+
 def found(
     cursor: Cursor[Position],
     rows: list[tuple[Produto, Position]],
     total: int | None,
     newer: int | None = None,
+    before: int | None = None,
 ) -> Page[Produto, Position]:
     """A list's page from up to one page and one more `rows` in the direction walked (for a
     `before` cursor, backwards, and more than a page: fewer, and the caller asks again for the
@@ -226,14 +238,15 @@ def found(
     items = [produto for produto, _ in rows]
     paged = cursor.after is not None or cursor.before is not None
     if not items:
-        return Page([], None, Cursor(limit) if paged else None, total)
+        return Page([], None, Cursor(limit) if paged else None, total, before)
     first, last = rows[0][1], rows[-1][1]
     if cursor.before is not None:
-        return Page(items, Cursor(limit, after=last), Cursor(limit, before=first), total)
+        later = None if cursor.before == END else Cursor(limit, after=last)
+        return Page(items, later, Cursor(limit, before=first), total, before)
     prev = Cursor(limit, before=first) if paged else None
     if newer is not None and newer <= limit:
         prev = Cursor(limit) if newer else None  # what comes before fits on the first page
-    return Page(items, Cursor(limit, after=last) if more else None, prev, total)
+    return Page(items, Cursor(limit, after=last) if more else None, prev, total, before)
 
 
 def unobserved(value: int) -> None:

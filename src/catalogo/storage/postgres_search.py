@@ -10,6 +10,7 @@ Counts are capped (storage.COUNT_CAP) and remembered while the database's snapsh
 written counts each query once.
 """
 
+from collections.abc import Hashable
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
@@ -20,7 +21,12 @@ from catalogo.search import Position, Query, key_of
 from catalogo.storage.postgres_history import produto_of
 from catalogo.storage.postgres_pool import Connection, PostgresPool
 
-_KEYS = {"id": "p.id", "nome": "p.nome_chave", "preco": "p.preco"}
+_KEYS = {
+    "id": "p.id",
+    "nome": "p.nome_chave",
+    "preco": "p.preco",
+    "atualizado_em": "p.atualizado_em",
+}
 _SELECT = (
     "SELECT p.id, p.nome, p.descricao, p.preco, p.versao, p.criado_em, p.atualizado_em, "
     "p.nome_chave FROM produtos p"
@@ -59,19 +65,19 @@ class _Plan:
         `counted`, for how many of them there are."""
         column, ascending, position = storage.walk(self.query.ordem, cursor)
         where, params = list(self.where), list(self.params)
-        key = _KEYS[column]
+        column_key = _KEYS[column]
         direction = "ASC" if ascending else "DESC"
         sign = ">" if ascending else "<"
         if position is not None and column == "id":
             params.append(position.id)
             where.append(f"p.id {sign} ${len(params)}")
         elif position is not None:
-            params += [
-                position.key if column == "nome" else Decimal(position.key).scaleb(-2),
-                position.id,
-            ]
-            where.append(f"({key}, p.id) {sign} (${len(params) - 1}, ${len(params)})")
-        order = f"p.id {direction}" if column == "id" else f"{key} {direction}, p.id {direction}"
+            key = position.key
+            params += [Decimal(key).scaleb(-2) if column == "preco" else key, position.id]
+            where.append(f"({column_key}, p.id) {sign} (${len(params) - 1}, ${len(params)})")
+        order = (
+            f"p.id {direction}" if column == "id" else f"{column_key} {direction}, p.id {direction}"
+        )
         params.append(limit)
         select = "SELECT 1 FROM produtos p" if counted else _SELECT
         sql = f"{select} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ${len(params)}"
@@ -103,15 +109,16 @@ class PostgresSearch(PostgresPool):
             if current.before is not None and len(rows) <= current.limit:
                 current = storage.Cursor(current.limit)  # nothing before: this is the start
                 rows = await self._rows(connection, plan, current)
-            total = None
+            total = before = None
             if count is not None:
                 total = await self._count(connection, plan, current, rows, count)
+                before = await self._before(connection, plan, current, rows, count)
             newer = None
             if current.after is not None and rows and not query.filtered:
                 back = storage.Cursor(current.limit, before=rows[0][1])
                 sql, params = plan.page(back, current.limit + 1, counted=True)
                 newer = await connection.fetchval(sql, *params)
-            return storage.found(current, rows, total, newer)
+            return storage.found(current, rows, total, newer, before)
 
         if count is None and cursor == storage.Cursor(cursor.limit):
             return await self._run(read)  # one statement: no transaction to open
@@ -122,7 +129,7 @@ class PostgresSearch(PostgresPool):
     ) -> list[tuple[Produto, Position]]:
         sql, params = plan.page(cursor, cursor.limit + 1)
         return [
-            (produto_of(row), key_of(plan.query, row[0], row[7], int(row[3] * 100)))
+            (produto_of(row), key_of(plan.query, row[0], row[7], int(row[3] * 100), row[6]))
             for row in await connection.fetch(sql, *params)
         ]
 
@@ -136,8 +143,33 @@ class PostgresSearch(PostgresPool):
     ) -> int:
         if (total := storage.whole(cursor, rows)) is not None:
             return total
+        return await self._remembered(connection, plan.query, plan.count(up_to), up_to)
+
+    async def _before(
+        self,
+        connection: Connection,
+        plan: _Plan,
+        cursor: storage.Cursor[Position],
+        rows: list[tuple[Produto, Position]],
+        up_to: int,
+    ) -> int | None:
+        """How many come before the page: where it is in the list ("51-100 de 119")."""
+        first = storage.first_shown(cursor, rows)
+        if first is None:
+            return 0 if cursor.after is None and cursor.before is None else None
+        back = storage.Cursor(cursor.limit, before=first)
+        counted = ("before", plan.query, first)
+        return await self._remembered(connection, counted, plan.page(back, up_to + 1, True), up_to)
+
+    async def _remembered(
+        self,
+        connection: Connection,
+        counted: Hashable,
+        statement: tuple[str, list[Any]],
+        up_to: int,
+    ) -> int:
         moment = await connection.fetchval("SELECT pg_current_snapshot()::text")
-        if (known := self._counts.known(moment, plan.query, up_to)) is not None:
+        if (known := self._counts.known(moment, counted, up_to)) is not None:
             return known
-        sql, params = plan.count(up_to)
-        return self._counts.remember(plan.query, up_to, await connection.fetchval(sql, *params))
+        sql, params = statement
+        return self._counts.remember(counted, up_to, await connection.fetchval(sql, *params))

@@ -22,6 +22,7 @@ data_version`, which every commit of another connection moves), so a catalog rea
 is written counts each query once; so are the probes that choose a plan.
 """
 
+from collections.abc import Hashable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -31,11 +32,17 @@ from catalogo.search import Position, Query, key_of, trigrams
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, produto_of
 
 PROBE = 2_000  # below this many, a word or a price range is rare enough to find all and sort
-_KEYS = {"id": "p.id", "nome": "p.nome_chave", "preco": "p.preco_centavos"}
+_KEYS = {
+    "id": "p.id",
+    "nome": "p.nome_chave",
+    "preco": "p.preco_centavos",
+    "atualizado_em": "p.atualizado_em",
+}
 _INDEXES = {
     "id": "NOT INDEXED",
     "nome": "INDEXED BY produtos_nome",
     "preco": "INDEXED BY produtos_preco",
+    "atualizado_em": "INDEXED BY produtos_atualizado",
 }
 _SELECT = "SELECT " + ", ".join(f"p.{c}" for c in COLUMNS.split(", ")) + ", p.nome_chave"
 
@@ -134,15 +141,16 @@ class SQLiteSearch:
             if cursor.before is not None and len(rows) <= cursor.limit:
                 cursor = storage.Cursor(cursor.limit)  # nothing before: this is the start
                 rows = self._rows(plan, cursor)
-            total = None
+            total = before = None
             if count is not None:
                 total = self._count(plan, cursor, rows, count)
+                before = self._before(plan, cursor, rows, count)
             newer = None
             if cursor.after is not None and rows and not query.filtered:
                 back = storage.Cursor(cursor.limit, before=rows[0][1])
                 sql, params = plan.page(back, cursor.limit + 1, counted=True)
                 newer = self._read(sql, tuple(params))[0][0]
-            return storage.found(cursor, rows, total, newer)
+            return storage.found(cursor, rows, total, newer, before)
         finally:
             self._read("COMMIT")
 
@@ -151,7 +159,7 @@ class SQLiteSearch:
     ) -> list[tuple[Produto, Position]]:
         sql, params = plan.page(cursor, cursor.limit + 1)
         return [
-            (produto_of(row[:7]), key_of(plan.query, row[0], row[7], row[3]))
+            (produto_of(row[:7]), key_of(plan.query, row[0], row[7], row[3], row[6]))
             for row in self._read(sql, tuple(params))
         ]
 
@@ -164,11 +172,30 @@ class SQLiteSearch:
     ) -> int:
         if (total := storage.whole(cursor, rows)) is not None:
             return total
+        return self._remembered(plan.query, plan.count(up_to), up_to)
+
+    def _before(
+        self,
+        plan: _Plan,
+        cursor: storage.Cursor[Position],
+        rows: list[tuple[Produto, Position]],
+        up_to: int,
+    ) -> int | None:
+        """How many come before the page: where it is in the list ("51-100 de 119")."""
+        first = storage.first_shown(cursor, rows)
+        if first is None:
+            return 0 if cursor.after is None and cursor.before is None else None
+        back = storage.Cursor(cursor.limit, before=first)
+        return self._remembered(
+            ("before", plan.query, first), plan.page(back, up_to + 1, True), up_to
+        )
+
+    def _remembered(self, counted: Hashable, statement: tuple[str, list[Any]], up_to: int) -> int:
         (version,) = self._read("PRAGMA data_version")[0]
-        if (known := self._counts.known(version, plan.query, up_to)) is not None:
+        if (known := self._counts.known(version, counted, up_to)) is not None:
             return known
-        sql, params = plan.count(up_to)
-        return self._counts.remember(plan.query, up_to, self._read(sql, tuple(params))[0][0])
+        sql, params = statement
+        return self._counts.remember(counted, up_to, self._read(sql, tuple(params))[0][0])
 
     def _plan(self, query: Query) -> _Plan:
         where = ["p.removido_em IS NULL"]
