@@ -2,8 +2,11 @@
 tools get from /openapi.json, laid out for a person, in pt-BR.
 
 Our own page rather than Swagger UI: its English labels, its random examples and its axe
-violations could not be fixed from outside, and it needed inline script and a wider CSP. The
-page reads whole without script; static/docs.js adds "Experimentar" to each JSON operation.
+violations could not be fixed from outside, and it needed inline script and a wider CSP. Each
+operation shows its heading and summary, its details folded in a <details>; OPTIONS, which
+every URI answers alike, is said once in its group instead of once per path. The page reads
+whole without script; static/docs.js opens the operation an index link (or the address's
+#fragment) names, and adds "Experimentar" to each JSON operation.
 """
 
 import functools
@@ -62,21 +65,32 @@ class Group:
     name: str
     description: Markup
     operations: list[Operation]
+    options: bool  # the group's tag has the OPTIONS operations: said once, in a sentence
 
 
 @functools.cache  # made once per process, like the document it reads
 def groups() -> list[Group]:
     document = openapi.document()
     operations: dict[str, list[Operation]] = {tag["name"]: [] for tag in document["tags"]}
+    options: set[str] = set()  # the tags of OPTIONS operations
     for path, item in document["paths"].items():
         shared = item.get("parameters", [])
         for method in _METHODS:
             if method in item:
                 operation = item[method]
+                if method == "options":
+                    options.add(operation["tags"][0])
+                    continue
                 found = _operation(document, path, method, operation, shared)
                 operations[operation["tags"][0]].append(found)
     return [
-        Group(_anchor(tag["name"]), tag["name"], _text(tag["description"]), operations[tag["name"]])
+        Group(
+            _anchor(tag["name"]),
+            tag["name"],
+            _text(tag["description"]),
+            operations[tag["name"]],
+            tag["name"] in options,
+        )
         for tag in document["tags"]
     ]
 
@@ -106,7 +120,7 @@ def _operation(
         responses=[(s, _text(r["description"])) for s, r in sorted(operation["responses"].items())],
         access=_access(operation.get("security", [])),
         sends_json="schema" in body,
-        tryable=method != "options" and set(success.get("content", {})) != {"text/html"},
+        tryable=set(success.get("content", {})) != {"text/html"},
     )
 
 

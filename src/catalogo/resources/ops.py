@@ -52,10 +52,27 @@ class OpenAPIResource(Resource):
 
 
 class DocsResource(Resource):
-    """/docs: the API description as a page for people (openapi/page.py)."""
+    """/docs: the API description as a page for people (openapi/page.py). Its curl example
+    names the address the page was read from: the scheme as the client used it (a trusted
+    balancer's TLS counts) and the Host it sent, which guard.py has already checked against
+    CATALOGO_ALLOWED_HOSTS (a Host-less HTTP/1.0 request gets the server's own address)."""
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
         return pages.load().render(
-            "docs.html", headers={"Cache-Control": "no-cache", **VARY}, grupos=page.groups()
+            "docs.html",
+            headers={"Cache-Control": "no-cache", **VARY},
+            grupos=page.groups(),
+            endereco=_address(request),
         )
+
+
+def _address(request: Request) -> str:
+    """The scheme and authority the client used to reach us, for examples to copy."""
+    scheme = "https" if services(request).gate.over_https(request) else "http"
+    host = request.headers.get("host")
+    if not host:  # HTTP/1.0 may leave Host out: the address the server listens on
+        name, port = request.scope.get("server") or ("localhost", None)
+        name = f"[{name}]" if ":" in name else name
+        host = f"{name}:{port}" if port else name
+    return f"{scheme}://{host}"

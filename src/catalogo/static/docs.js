@@ -1,6 +1,26 @@
-// /docs only, and progressive enhancement: the page reads whole without it. "Experimentar"
-// sends an operation's request from this page as a program would (JSON, none of this page's
-// cookies, the token if one is given) and shows the answer, with the same request as curl.
+// /docs only, and progressive enhancement: the page reads whole without it. An operation
+// named by the address's #fragment, or by a link of this page, has its details opened.
+// "Experimentar" sends an operation's request from this page as a program would (JSON, none
+// of this page's cookies, the token if one is given) and shows the answer, with the same
+// request as curl.
+function openNamed(fragment) {
+  let target = null;
+  try {
+    target = document.getElementById(decodeURIComponent(fragment.slice(1)));
+  } catch {
+    return; // a fragment that is not percent-encoding names nothing here
+  }
+  const details = target?.closest(".operacao")?.querySelector("details.detalhes");
+  if (details) details.open = true;
+}
+openNamed(location.hash);
+addEventListener("hashchange", () => openNamed(location.hash));
+document.addEventListener("click", (event) => {
+  // a link to where the address already points changes no hash: open its operation anyway
+  const link = event.target instanceof Element && event.target.closest('a[href^="#"]');
+  if (link) openNamed(link.getAttribute("href"));
+});
+
 const panel = document.querySelector(".docs-autorizar");
 if (panel) {
   panel.hidden = false;
