@@ -18,7 +18,6 @@ from catalogo.produtos import CAMPOS, Produto, momento
 
 Tipo = Literal["criado", "alterado", "removido", "restaurado"]
 Origem = Literal["web", "api", "cli", "importacao", "lote"]
-ANONIMO = "anônimo"
 
 
 class Autoria(NamedTuple):
@@ -83,11 +82,6 @@ def representacao(evento: Evento) -> dict[str, Any]:
         "request_id": evento.request_id,
         "em": momento(evento.em),
     }
-
-
-def autor(evento: Evento) -> str:
-    """Who made a change, as pages name them."""
-    return evento.quem or ANONIMO
 
 
 def autores(eventos: Iterable[Evento]) -> list[str]:

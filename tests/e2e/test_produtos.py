@@ -253,7 +253,7 @@ class TestTheHistoryPage:
         expect(page).to_have_title(f"Histórico de «{nome}» · Catálogo")
         items = page.locator("ol.historico > li")
         expect(items).to_have_count(2)
-        expect(items.first).to_contain_text("Alterou nas páginas (versão 2)")
+        expect(items.first).to_contain_text("Alterado pelo site (versão 2)")
         expect(items.first.get_by_role("row", name="Preço")).to_contain_text(
             "de R$ 30,00 → para R$ 1.234,50"
         )

@@ -22,6 +22,7 @@ from tests.helpers import (
     sign_in,
     stored,
 )
+from tests.processes import catalogo
 
 CANECA = {"nome": "Caneca", "descricao": "Azul", "preco": "29.90"}
 PROBLEM = "application/problem+json"
@@ -280,11 +281,44 @@ class TestTheHistoryPage:
         assert page.status_code == 200 and page.headers["cache-control"] == "private, no-cache"
         rows = re.findall(r'<p class="evento">(.*?)</p>', page.text)
         assert [re.sub(r"<.*?>|\d\d/\d\d/\d{4} \d\d:\d\d", "", row) for row in rows] == [
-            " · maria (token «testes») · Alterou pela API (versão 2)",
-            " · anônimo · Criou pela API (versão 1)",
+            " · Alterado por maria pela API, com o token «testes» (versão 2)",
+            " · Criado pela API (versão 1)",
         ]
         assert "<del>R$ 29,90</del>" in page.text and "<ins>R$ 1.234,50</ins>" in page.text
         assert "<title>Histórico de «Caneca» · Catálogo</title>" in page.text
+
+    def test_reads_each_change_as_a_sentence_what_by_whom_which_way_and_which_version(
+        self, client: TestClient, database: str
+    ) -> None:
+        """The product is what changed ("Criado", "Removido"), then who did it, if anyone was
+        signed in, the way the change came, and its version."""
+        assert catalogo(database, "seed", "1").returncode == 0
+        (id,) = [p["id"] for p in client.get("/produtos", headers=JSON).json()["produtos"]]
+        add_user(database, "ana", "editor")
+        sign_in(client, "ana")
+        edit = {
+            "_method": "PUT",
+            "produto.nome": "Caneca",
+            "produto.preco": "5",
+            "produto.versao": "1",
+        }
+        assert client.post(f"/produtos/{id}", data=edit).status_code == 303
+        assert client.post(f"/produtos/{id}", data={"_method": "DELETE"}).status_code == 303
+        restored = client.post(f"/produtos/{id}/restauracao", data={"lixeira": ""})
+        assert restored.status_code == 303
+        rows: list[str] = []
+        url: str | None = f"/produtos/{id}/historico"
+        while url is not None:  # three to a page
+            page = client.get(url).text
+            rows += re.findall(r'<p class="evento">(.*?)</p>', page)
+            found = re.search(r'<a rel="next" href="([^"]+)"', page)
+            url = found[1] if found else None
+        assert [re.sub(r"<.*?>|\d\d/\d\d/\d{4} \d\d:\d\d", "", row) for row in rows] == [
+            " · Restaurado por ana pelo site (versão 4)",
+            " · Removido por ana pelo site (versão 3)",
+            " · Alterado por ana pelo site (versão 2)",
+            " · Criado pela linha de comando (versão 1)",
+        ]
 
     def test_names_an_empty_description_in_words(self, client: TestClient, db: Database) -> None:
         id = create_via_form(client, db, "Caneca")

@@ -1,5 +1,6 @@
-"""What a browser is shown of what happened: a product's history, one row per event ("quando ·
-quem · o quê", old → new, prices in R$), and the trash, each removed product with a restore
+"""What a browser is shown of what happened: a product's history, one row per event, said as a
+sentence ("24/11/2026 05:10 · Alterado por maria pelo site (versão 3)": what, by whom, by which
+way, then old → new, prices in R$), and the trash, each removed product with a restore
 button."""
 
 from dataclasses import dataclass
@@ -9,36 +10,40 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import pages
-from catalogo.historia import Evento, autor, produto_de
+from catalogo.historia import Evento, produto_de
 from catalogo.identity import Visitante, visitor
 from catalogo.listing import Paging
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_campo
 from catalogo.resources.produto_pages import form_values, with_notice
 from catalogo.storage import Page, Removal
 
+# Each row reads "<Alterado> [por <quem>] <pelo site>[, com o token «…»] (versão N)": the
+# product is what was changed, so the participle agrees with it; an anonymous change (a
+# catalog without users, the command line) names nobody rather than "anônimo".
 _ACOES = {
-    "criado": "Criou",
-    "alterado": "Alterou",
-    "removido": "Removeu",
-    "restaurado": "Restaurou",
+    "criado": "Criado",
+    "alterado": "Alterado",
+    "removido": "Removido",
+    "restaurado": "Restaurado",
 }
 _ORIGENS = {
-    "web": "nas páginas",
+    "web": "pelo site",
     "api": "pela API",
     "cli": "pela linha de comando",
-    "importacao": "por importação",
-    "lote": "numa alteração em lote",
+    "importacao": "numa importação",
+    "lote": "em lote",
 }
 
 
 @dataclass(frozen=True)
 class Linha:
-    """One event as the history page shows it. `restaurar`: the form fields that bring its
-    version back, when that version is not what is saved now."""
+    """One event as the history page shows it. `quem`: the user, None when anonymous.
+    `restaurar`: the form fields that bring its version back, when that version is not what is
+    saved now."""
 
     evento: Evento
     acao: str
-    quem: str
+    quem: str | None
     origem: str
     mudancas: list[tuple[str, str | None, str | None]]
     restaurar: dict[str, Any] | None
@@ -88,7 +93,6 @@ def trash_page(
 
 
 def _linha(evento: Evento, live: Produto | None) -> Linha:
-    quem = autor(evento) + (f" (token «{evento.token}»)" if evento.token else "")
     antes = None if evento.antes is None else produto_de(evento.antes)
     depois = None if evento.depois is None else produto_de(evento.depois)
     mudancas: list[tuple[str, str | None, str | None]] = []
@@ -107,7 +111,8 @@ def _linha(evento: Evento, live: Produto | None) -> Linha:
         and any(getattr(live, c) != getattr(depois, c) for c in CAMPOS)
     ):
         restaurar = {**form_values(depois), "versao": live.versao}
-    return Linha(evento, _ACOES[evento.tipo], quem, _ORIGENS[evento.origem], mudancas, restaurar)
+    acao, origem = _ACOES[evento.tipo], _ORIGENS[evento.origem]
+    return Linha(evento, acao, evento.quem, origem, mudancas, restaurar)
 
 
 def _shown(produto: Produto, campo: str) -> str:
