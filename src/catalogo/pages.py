@@ -13,11 +13,11 @@ the page with its parts pasted in.
 import functools
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
-from markupsafe import escape
+from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
 from catalogo.produtos import ATRIBUTOS_HTML, formatar_preco, quando
@@ -87,6 +87,29 @@ class Pages:
         **context: Any,
     ) -> HTMLResponse:
         return HTMLResponse(self.templates[template].render(context), status_code, headers)
+
+    def fragment(self, template: str, **context: Any) -> Markup:
+        """A part of a page, rendered on its own (a list's row), to be pasted in as it is."""
+        return Markup(self.templates[template].render(context))  # noqa: S704 - autoescaped
+
+
+class Memo:
+    """Fragments by everything they are made from (their key), so that a fragment shown
+    again (the same rows of the same list page) is not rendered again: what the key does not
+    hold, the fragment cannot show, so it is never stale. Bounded: emptied when full."""
+
+    KEPT = 5_000
+
+    def __init__(self) -> None:
+        self._made: dict[Hashable, Markup] = {}
+
+    def get(self, key: Hashable, make: Callable[[], Markup]) -> Markup:
+        found = self._made.get(key)
+        if found is None:
+            if len(self._made) >= self.KEPT:
+                self._made.clear()
+            found = self._made[key] = make()
+        return found
 
 
 @functools.cache  # the templates ship in the package: compiled once per process, not per app

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -209,6 +210,8 @@ def list_page(
     if page.next is not None:
         links["last"] = listing.at(Cursor(page.next.limit, before=END)).url
     titulo = describe(listing)
+    who = visitor(request)
+    retorno, lista = listing.carried(""), listing.encoded
     return with_notice(
         request,
         "produtos/lista.html",
@@ -228,15 +231,34 @@ def list_page(
         ordem_padrao=listing.with_order("-id").url,
         ids=listing.query.ids,
         pagina=page,
+        linhas=_rows(page, retorno, lista, who is None or who.pode_editar),
         posicao=where,
         links=links,
         colunas=[_header(listing, column) for column in _COLUMNS],
         primeira_pagina=first,
         inicio=listing.at(None).url,
-        lista=listing.encoded,
-        retorno=listing.carried(""),
-        quem=visitor(request),
+        lista=lista,
+        retorno=retorno,
+        quem=who,
     )
+
+
+# A list page's rows, by all they show: most of a list page's cost is rendering them, and most
+# list pages shown are shown again (page 1, unchanged since).
+_ROWS = pages.Memo()
+
+
+def _rows(page: Page[Produto, Position], retorno: str, lista: str, editable: bool) -> list[Markup]:
+    made = pages.load()
+    return [
+        _ROWS.get(
+            (p.id, p.nome, p.preco, p.versao, p.atualizado_em, retorno, lista, editable),
+            lambda p=p: made.fragment(  # type: ignore[misc]
+                "produtos/linha.html", produto=p, retorno=retorno, lista=lista, editavel=editable
+            ),
+        )
+        for p in page.items
+    ]
 
 
 def _header(listing: Listing, column: _Column) -> dict[str, str | None]:
