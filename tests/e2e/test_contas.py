@@ -146,7 +146,8 @@ def test_the_docs_page_tries_an_operation_as_a_program_would_with_the_token_give
     sign_in(page, "maria")  # the page's cookies do not count: the request is a program's
     page.goto(f"{staffed}/docs")
     creating = page.locator("#criarProduto").locator("xpath=..")
-    creating.locator("summary").click()
+    creating.locator("details.detalhes > summary").click()  # the operation's details are folded
+    creating.locator("details.experimentar > summary").click()
     creating.get_by_role("button", name="Enviar").click()
     expect(creating.get_by_role("status")).to_have_text("Resposta: 401 Unauthorized")
     expect(creating.locator("pre.recebido")).to_contain_text(
@@ -163,7 +164,8 @@ def test_the_docs_page_tries_an_operation_as_a_program_would_with_the_token_give
     expect(creating.locator("pre.pedido")).not_to_contain_text(secret.group())
     location = creating.locator("pre.recebido").inner_text().split("location: ")[1].split("\n")[0]
     reading = page.locator("#obterProduto").locator("xpath=..")
-    reading.locator("summary").click()
+    reading.locator("details.detalhes > summary").click()
+    reading.locator("details.experimentar > summary").click()
     reading.get_by_label("id").fill(location.rpartition("/")[2])
     reading.get_by_role("button", name="Enviar").click()
     expect(reading.get_by_role("status")).to_have_text("Resposta: 200 OK")
