@@ -44,23 +44,23 @@ class TestFinding:
         self, page: Page, look: Look
     ) -> None:
         page.goto("/produtos?q=exemplo")
-        expect(page.locator(".contagem")).to_have_text("120 produtos")
-        page.get_by_role("link", name="Preço", exact=True).click()
+        expect(page.locator(".contagem")).to_have_text("1\u201350 de 120 produtos")
+        page.get_by_role("link", name=re.compile("^Preço")).click()
         expect(page).to_have_title("Produtos com «exemplo», do menor preço ao maior · Catálogo")
         header = page.get_by_role("columnheader", name="Preço")
         expect(header).to_have_attribute("aria-sort", "ascending")
-        prices = page.locator("td.num").all_inner_texts()
+        prices = page.locator("td.preco").all_inner_texts()
         values = [float(p.removeprefix("R$ ").replace(".", "").replace(",", ".")) for p in prices]
         assert values == sorted(values) and len(values) == 50
         look(page, "by-price")
 
-        page.get_by_role("link", name="Próximos →").click()
+        page.get_by_role("link", name="Próximos →").first.click()
         expect(page).to_have_url(re.compile(r"q=exemplo&ordem=preco&depois="))
-        expect(page.locator(".contagem")).to_have_text("120 produtos")
-        second = page.locator("td.num").first.inner_text()
-        page.get_by_role("link", name="← Anteriores").click()
-        expect(page.locator("td.num").last).not_to_have_text(second)
-        assert page.locator("td.num").all_inner_texts() == prices
+        expect(page.locator(".contagem")).to_contain_text("51\u2013100 de 120 produtos")
+        second = page.locator("td.preco").first.inner_text()
+        page.get_by_role("link", name="← Anteriores").first.click()
+        expect(page.locator("td.preco").last).not_to_have_text(second)
+        assert page.locator("td.preco").all_inner_texts() == prices
 
         page.get_by_label("de R$").fill("100")
         page.get_by_label("até R$").fill("200,00")
@@ -68,7 +68,7 @@ class TestFinding:
         expect(page.get_by_role("heading", level=1)).to_have_text(
             "Produtos com «exemplo», de R$ 100,00 a R$ 200,00, do menor preço ao maior"
         )
-        for text in page.locator("td.num").all_inner_texts():
+        for text in page.locator("td.preco").all_inner_texts():
             value = float(text.removeprefix("R$ ").replace(".", "").replace(",", "."))
             assert 100 <= value <= 200
         look(page, "price-range")
@@ -86,3 +86,45 @@ class TestFinding:
             re.compile("O preço mínimo")
         )
         look(page, "bad-price")
+
+
+class TestWhereAmI:
+    def test_the_list_says_where_it_is_and_goes_to_either_end(self, page: Page, look: Look) -> None:
+        page.goto("/produtos")
+        expect(page.locator(".contagem")).to_contain_text(re.compile(r"^1\u201350 de \d+ produtos"))
+        total = page.locator(".contagem").inner_text().split(" de ")[1].split()[0]
+        pager = page.get_by_role("navigation", name="Páginas, acima da lista")
+        pager.get_by_role("link", name="Mais antigos →").click()
+        expect(page.locator(".contagem")).to_contain_text(f"51\u2013100 de {total} produtos")
+        expect(page).to_have_title(f"Produtos, 51\u2013100 de {total} produtos · Catálogo")
+        look(page, "page-2")
+        pager.get_by_role("link", name="Última página »").click()
+        expect(page).to_have_url(re.compile(r"antes=fim$"))
+        expect(page.locator(".contagem")).to_contain_text(f"\u2013{total} de {total} produtos")
+        expect(pager.get_by_role("link", name="Mais antigos →")).to_have_count(0)
+        look(page, "last-page")
+        pager.get_by_role("link", name="« Primeira página").click()
+        expect(page).to_have_url(re.compile(r"/produtos$"))
+
+    def test_the_order_box_sorts_by_last_change_and_a_link_goes_back_to_the_default(
+        self, page: Page, look: Look
+    ) -> None:
+        nome = unique("Alterado agora")
+        add(page, nome, "3")
+        page.goto("/produtos?ordem=atualizado_em")
+        page.get_by_label("Ordem").select_option(label="Alteração mais recente primeiro")
+        page.get_by_role("button", name="Buscar").click()
+        expect(page).to_have_url(re.compile(r"/produtos\?ordem=-atualizado_em$"))  # no q=&…
+        header = page.get_by_role("columnheader", name="Alterado em")
+        expect(header).to_have_attribute("aria-sort", "descending")
+        expect(page.locator("td.nome").first).to_have_text(nome)
+        look(page, "by-last-change")
+        page.get_by_role("link", name="Ordem padrão").click()
+        expect(page).to_have_url(re.compile(r"/produtos$"))
+        expect(page.get_by_label("Ordem")).to_have_value("")
+
+    def test_a_search_leaves_empty_fields_out_of_its_address(self, page: Page) -> None:
+        page.goto("/produtos")
+        page.get_by_role("searchbox", name="Buscar").fill("exemplo")
+        page.get_by_role("button", name="Buscar").click()
+        expect(page).to_have_url(re.compile(r"/produtos\?q=exemplo$"))

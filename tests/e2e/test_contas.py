@@ -5,6 +5,7 @@ A server of its own, with users, beside the suite's fresh one (which stays the s
 catalog)."""
 
 import re
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -170,3 +171,70 @@ def test_the_docs_page_tries_an_operation_as_a_program_would_with_the_token_give
     reading.get_by_role("button", name="Enviar").click()
     expect(reading.get_by_role("status")).to_have_text("Resposta: 200 OK")
     look(page, "tried-with-a-token")
+
+
+def test_a_page_kept_by_the_browser_is_never_shown_to_the_next_person(
+    page: Page, staffed: str, look: Look
+) -> None:
+    """The browser's cache is on: a signed-out copy is not confirmed after signing in, nor a
+    signed-in one after signing out (the ETag names who was looking)."""
+    page.goto(f"{staffed}/produtos/1")
+    expect(page.get_by_role("button", name="Salvar")).to_have_count(0)
+    expect(page.get_by_text("para adicionar, alterar ou remover produtos")).to_be_visible()
+    expect(page.get_by_role("link", name="Histórico")).to_have_count(0)
+    look(page, "kept-anonymous")
+    page.get_by_role("link", name="Entrar", exact=True).click()
+    sign_in(page, "maria")
+    expect(page).to_have_url(f"{staffed}/produtos/1")
+    expect(page.get_by_role("link", name="maria (admin)")).to_be_visible()
+    expect(page.get_by_role("button", name="Salvar")).to_be_visible()
+    page.reload()
+    expect(page.get_by_role("button", name="Salvar")).to_be_visible()
+    look(page, "kept-signed-in")
+    page.get_by_role("button", name="Sair").click()
+    expect(page).to_have_url(f"{staffed}/entrar")
+    page.goto(f"{staffed}/produtos/1")
+    expect(page.get_by_role("link", name="Entrar", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="maria (admin)")).to_have_count(0)
+    expect(page.get_by_role("button", name="Salvar")).to_have_count(0)
+    page.reload()
+    expect(page.get_by_role("button", name="Salvar")).to_have_count(0)
+
+
+def end_sessions(database: str) -> None:
+    """Every session ends now, as one does after CATALOGO_SESSAO_HORAS."""
+    with sqlite3.connect(database.removeprefix("sqlite:///")) as connection:
+        connection.execute("UPDATE sessions SET expires_at = 0")
+
+
+def test_an_edit_made_after_the_session_ended_is_saved_once_signed_in_again(
+    page: Page, staffed: str, database: str, look: Look
+) -> None:
+    page.goto(f"{staffed}/entrar")
+    sign_in(page, "maria")
+    page.goto(f"{staffed}/produtos/2")
+    nome = unique("Caderno renomeado")
+    end_sessions(database)
+    page.get_by_label("Nome").fill(nome)
+    page.get_by_label("Descrição").fill("Escrito depois\nque a sessão terminou")
+    page.get_by_role("button", name="Salvar").click()
+    expect(page).to_have_title("Entrar · Catálogo")
+    expect(page.get_by_role("status")).to_contain_text(
+        "Sua sessão terminou; entre de novo para salvar."
+    )
+    assert nome.replace(" ", "+") not in page.url and nome not in page.url
+    look(page, "session-ended")
+    sign_in(page, "maria")
+    expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» atualizado.")
+    page.get_by_role("link", name=nome, exact=True).click()
+    expect(page.get_by_label("Descrição")).to_have_value("Escrito depois\nque a sessão terminou")
+
+
+def test_a_visitor_sent_to_sign_in_is_told_why(page: Page, staffed: str, look: Look) -> None:
+    page.goto(f"{staffed}/produtos/novo")
+    expect(page.get_by_role("status")).to_have_text("Entre para adicionar produtos.")
+    look(page, "why-sign-in")
+    page.goto(f"{staffed}/produtos")
+    expect(page.get_by_role("link", name="Lixeira")).to_have_count(0)
+    page.get_by_role("link", name="Entre", exact=True).click()
+    expect(page).to_have_url(f"{staffed}/entrar?proximo=/produtos")
