@@ -218,6 +218,43 @@ def first_shown(cursor: Cursor[Position], rows: list[tuple[Produto, Position]]) 
     return shown[-1][1] if cursor.before is not None else shown[0][1]
 
 
+Statement = tuple[str, list[Any]]
+
+
+class Counting(NamedTuple):
+    """A count a list page still needs: what it counts (its key in Counts) and the statement."""
+
+    counted: Hashable
+    statement: Statement
+
+
+class CountingPlan(Protocol):
+    """What a backend's plan of a list query says, for its counts."""
+
+    query: Query
+
+    def count(self, up_to: int) -> Statement: ...
+
+    def page(self, cursor: Cursor[Position], limit: int, counted: bool = False) -> Statement: ...
+
+
+def countings(
+    plan: CountingPlan, cursor: Cursor[Position], rows: list[tuple[Produto, Position]], up_to: int
+) -> tuple[int | Counting, int | Counting | None]:
+    """A page's total and how many come before it ("51-100 de 119"), each up to `up_to` + 1:
+    known for free (a first page that holds them all, nothing before a first page), to be
+    counted (Counting), or, before an empty page past the end, not known (None)."""
+    total = whole(cursor, rows)
+    first = first_shown(cursor, rows)
+    before: int | Counting | None = None
+    if first is not None:
+        back = Cursor(cursor.limit, before=first)
+        before = Counting(("before", plan.query, first), plan.page(back, up_to + 1, True))
+    elif cursor.after is None and cursor.before is None:
+        before = 0
+    return (Counting(plan.query, plan.count(up_to)) if total is None else total), before
+
+
 def found(
     cursor: Cursor[Position],
     rows: list[tuple[Produto, Position]],

@@ -111,8 +111,10 @@ class PostgresSearch(PostgresPool):
                 rows = await self._rows(connection, plan, current)
             total = before = None
             if count is not None:
-                total = await self._count(connection, plan, current, rows, count)
-                before = await self._before(connection, plan, current, rows, count)
+                total, before = [
+                    await self._counted(connection, c, count)
+                    for c in storage.countings(plan, current, rows, count)
+                ]
             newer = None
             if current.after is not None and rows and not query.filtered:
                 back = storage.Cursor(current.limit, before=rows[0][1])
@@ -133,39 +135,18 @@ class PostgresSearch(PostgresPool):
             for row in await connection.fetch(sql, *params)
         ]
 
-    async def _count(
-        self,
-        connection: Connection,
-        plan: _Plan,
-        cursor: storage.Cursor[Position],
-        rows: list[tuple[Produto, Position]],
-        up_to: int,
-    ) -> int:
-        if (total := storage.whole(cursor, rows)) is not None:
-            return total
-        return await self._remembered(connection, plan.query, plan.count(up_to), up_to)
-
-    async def _before(
-        self,
-        connection: Connection,
-        plan: _Plan,
-        cursor: storage.Cursor[Position],
-        rows: list[tuple[Produto, Position]],
-        up_to: int,
+    async def _counted(
+        self, connection: Connection, counting: int | storage.Counting | None, up_to: int
     ) -> int | None:
-        """How many come before the page: where it is in the list ("51-100 de 119")."""
-        first = storage.first_shown(cursor, rows)
-        if first is None:
-            return 0 if cursor.after is None and cursor.before is None else None
-        back = storage.Cursor(cursor.limit, before=first)
-        counted = ("before", plan.query, first)
-        return await self._remembered(connection, counted, plan.page(back, up_to + 1, True), up_to)
+        if not isinstance(counting, storage.Counting):
+            return counting
+        return await self._remembered(connection, counting.counted, counting.statement, up_to)
 
     async def _remembered(
         self,
         connection: Connection,
         counted: Hashable,
-        statement: tuple[str, list[Any]],
+        statement: storage.Statement,
         up_to: int,
     ) -> int:
         moment = await connection.fetchval("SELECT pg_current_snapshot()::text")

@@ -143,8 +143,9 @@ class SQLiteSearch:
                 rows = self._rows(plan, cursor)
             total = before = None
             if count is not None:
-                total = self._count(plan, cursor, rows, count)
-                before = self._before(plan, cursor, rows, count)
+                total, before = (
+                    self._counted(c, count) for c in storage.countings(plan, cursor, rows, count)
+                )
             newer = None
             if cursor.after is not None and rows and not query.filtered:
                 back = storage.Cursor(cursor.limit, before=rows[0][1])
@@ -163,34 +164,12 @@ class SQLiteSearch:
             for row in self._read(sql, tuple(params))
         ]
 
-    def _count(
-        self,
-        plan: _Plan,
-        cursor: storage.Cursor[Position],
-        rows: list[tuple[Produto, Position]],
-        up_to: int,
-    ) -> int:
-        if (total := storage.whole(cursor, rows)) is not None:
-            return total
-        return self._remembered(plan.query, plan.count(up_to), up_to)
+    def _counted(self, counting: int | storage.Counting | None, up_to: int) -> int | None:
+        if not isinstance(counting, storage.Counting):
+            return counting
+        return self._remembered(counting.counted, counting.statement, up_to)
 
-    def _before(
-        self,
-        plan: _Plan,
-        cursor: storage.Cursor[Position],
-        rows: list[tuple[Produto, Position]],
-        up_to: int,
-    ) -> int | None:
-        """How many come before the page: where it is in the list ("51-100 de 119")."""
-        first = storage.first_shown(cursor, rows)
-        if first is None:
-            return 0 if cursor.after is None and cursor.before is None else None
-        back = storage.Cursor(cursor.limit, before=first)
-        return self._remembered(
-            ("before", plan.query, first), plan.page(back, up_to + 1, True), up_to
-        )
-
-    def _remembered(self, counted: Hashable, statement: tuple[str, list[Any]], up_to: int) -> int:
+    def _remembered(self, counted: Hashable, statement: storage.Statement, up_to: int) -> int:
         (version,) = self._read("PRAGMA data_version")[0]
         if (known := self._counts.known(version, counted, up_to)) is not None:
             return known
