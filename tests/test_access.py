@@ -3,6 +3,7 @@ and roles (access.py), on SQLite and PostgreSQL."""
 
 import dataclasses
 import time
+import urllib.parse
 from collections.abc import Iterator
 from typing import Literal
 
@@ -432,6 +433,60 @@ class TestNothingTypedIsLost:
         answer = client.post("/entrar", data={**page, "nome": "ana", "senha": SENHA})
         assert answer.status_code == 403 and "Seu papel (leitor)" in answer.text
         assert stored_names(db) == ["Caneta"]
+
+
+class TestAKeptWriteAsAnAttackerSendsIt:
+    """`pendente` is only a form body sent as the person who signs in: every check a write
+    gets still applies, and it never leads anywhere a browser's own form could not."""
+
+    def signed_in_with(
+        self, client: TestClient, database: str, pendente: str, proximo: str = "/produtos"
+    ) -> httpx2.Response:
+        add_user(database, "maria", "editor")
+        data = {"nome": "maria", "senha": SENHA, "proximo": proximo, "pendente": pendente}
+        return client.post("/entrar", data=data)
+
+    def test_a_malformed_one_is_the_write_s_400_and_changes_nothing(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        answer = self.signed_in_with(client, database, "produto.nome=%FF&produto.preco=1")
+        assert answer.status_code == 400 and stored_names(db) == []
+        assert "sessao=" in answer.headers["set-cookie"]  # signed in all the same
+
+    def test_one_over_the_body_limit_is_413_before_anyone_signs_in(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        answer = self.signed_in_with(client, database, "x=" + "a" * (1024 * 1024))
+        assert answer.status_code == 413 and "set-cookie" not in answer.headers
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+
+    def test_a_sign_in_kept_inside_one_is_not_sent_again(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        inner = urllib.parse.urlencode(
+            {"nome": "maria", "senha": SENHA, "proximo": "/produtos", "pendente": "x=1"}
+        )
+        answer = self.signed_in_with(client, database, inner, proximo="/entrar")
+        assert answer.status_code == 303 and answer.headers["location"] == "/produtos"
+        assert stored_names(db) == []  # the inner x=1 would have been a 422, not a 303
+
+    def test_it_goes_only_to_a_path_of_this_site_and_keeps_its_query(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        pendente = "produto.nome=Caneca&produto.preco=3"
+        away = self.signed_in_with(client, database, pendente, proximo="//outro.site/produtos")
+        assert away.status_code == 303 and away.headers["location"] == "/produtos"
+        assert stored_names(db) == ["Caneca"]  # to /produtos, where local_path sends it
+        kept = client.post(
+            "/entrar",
+            data={
+                "nome": "maria",
+                "senha": SENHA,
+                "proximo": "/produtos?lista=q%3Dx",
+                "pendente": pendente,
+            },
+        )
+        assert kept.status_code == 303 and stored_names(db) == ["Caneca", "Caneca"]
 
 
 class TestTheWayToSignIn:

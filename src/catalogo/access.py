@@ -215,8 +215,13 @@ async def resume(request: Request, path: str, pendente: str, cookie: str) -> Res
     """Sends the write the sign-in page kept (`pendente`, a form's fields) to `path`, as the
     browser first did, now with the new session: through the whole app (the guard, access,
     the handler, a merge if the product moved on), so it is answered as if sent again. Its
-    request id is this request's. `cookie` names the new session (`name=secret`)."""
+    request id is this request's. `cookie` names the new session (`name=secret`). A write
+    kept inside a write kept (a sign-in form sent as the pending write) is not sent again: a
+    request resumes at most one other."""
+    if request.scope.get(_RESUMED):
+        return Response(status_code=303, headers={"Location": path})
     body = pendente.encode()
+    path, _, query = path.partition("?")
     headers = [
         (name, value) for name, value in request.scope["headers"] if name in _RESUMED_HEADERS
     ]
@@ -231,8 +236,9 @@ async def resume(request: Request, path: str, pendente: str, cookie: str) -> Res
         "method": "POST",
         "path": urllib.parse.unquote(path),
         "raw_path": path.encode(),
-        "query_string": b"",
+        "query_string": query.encode(),
         "headers": headers,
+        _RESUMED: True,
     }
     sent = False
 
@@ -262,6 +268,7 @@ async def resume(request: Request, path: str, pendente: str, cookie: str) -> Res
     return response
 
 
+_RESUMED = "catalogo.resumed"
 _RESUMED_SCOPE = frozenset(
     ["type", "asgi", "http_version", "scheme", "server", "client", "root_path", "app", "state"]
 )

@@ -6,13 +6,14 @@ import json
 import re
 import urllib.parse
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from catalogo.search import Query
+from catalogo.search import Ordem, Query
 from tests.databases import Database
 from tests.helpers import create_via_form
 
@@ -43,6 +44,12 @@ def shop(client: TestClient, db: Database) -> dict[str, int]:
 
 
 EN_DASH = "\u2013"
+
+
+def _token(ordem: Ordem, key: object) -> str:
+    """A cursor token as ours are made (search.token), with any key."""
+    payload = orjson.dumps([Query(ordem=ordem).fingerprint, key, 5])
+    return base64.urlsafe_b64encode(payload).decode().rstrip("=")
 
 
 class TestTheSearchBox:
@@ -133,6 +140,13 @@ class TestTheSearchBox:
             ("ordem=nome&depois=123", "não é um cursor desta lista"),
             ("depois=abc", "O parâmetro «depois» deve ser o número de um produto."),
             ("depois=1&antes=2", "Use «antes» ou «depois», não os dois."),
+            ("depois=fim", "O parâmetro «depois» deve ser o número de um produto."),
+            ("antes=FIM", "O parâmetro «antes» deve ser o número de um produto."),
+            ("antes=fim&depois=3", "Use «antes» ou «depois», não os dois."),
+            *(
+                (f"ordem=-atualizado_em&depois={_token('-atualizado_em', key)}", "malformado")
+                for key in (-1.0, "x", 2**60, True, None)
+            ),
         ],
     )
     def test_a_malformed_parameter_is_400_naming_what_is_accepted(
