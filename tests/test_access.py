@@ -162,7 +162,7 @@ class TestSessions:
         id = create_via_form(client, db)
         page = client.get(f"/produtos/{id}")
         assert 'maria <span class="papel">(editor)</span></a>' in page.text
-        assert page.headers["cache-control"] == "private, no-cache"
+        assert page.headers["cache-control"] == "private, no-store"
         assert page.headers["vary"] == "Accept, Cookie"
 
     def test_the_session_lives_in_the_database_hashed_and_ends_at_sign_out(

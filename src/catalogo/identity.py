@@ -85,21 +85,31 @@ def here(request: Request, with_query: bool = True) -> str:
 
 def personal(request: Request, response: Response) -> None:
     """A page that depends on who asks is never kept for someone else: `Cache-Control:
-    private` once anyone is signed in, and `Vary: Cookie` wherever signing in changes it.
+    private` once anyone is signed in, and `Vary: Cookie` wherever signing in changes it. A
+    signed-in person's page is not kept at all (`no-store`): the back button after Sair would
+    show it again from the browser's history, which asks no validator.
     Written on the raw headers: this runs on every signed-in request."""
     who = principal(request)
     if who is None and request.scope.get(_MODE, "off") == "off":
         return
     raw = response.raw_headers
-    if who is not None:
+    html = response.media_type == "text/html"
+    if who is not None and html:
+        _amend(
+            raw, b"cache-control", lambda v: v if b"no-store" in v else _PRIVATE_PAGE, _PRIVATE_PAGE
+        )
+    elif who is not None:
         _amend(
             raw,
             b"cache-control",
             lambda v: v if b"no-store" in v or b"private" in v else b"private, " + v,
             b"private",
         )
-    if response.media_type == "text/html":
+    if html:
         _amend(raw, b"vary", lambda v: v if b"cookie" in v.lower() else v + b", Cookie", b"Cookie")
+
+
+_PRIVATE_PAGE = b"private, no-store"
 
 
 def _amend(

@@ -193,6 +193,8 @@ def test_a_page_kept_by_the_browser_is_never_shown_to_the_next_person(
     look(page, "kept-signed-in")
     page.get_by_role("button", name="Sair").click()
     expect(page).to_have_url(f"{staffed}/entrar")
+    page.go_back()
+    expect(page.get_by_role("link", name="maria (admin)")).to_have_count(0)
     page.goto(f"{staffed}/produtos/1")
     expect(page.get_by_role("link", name="Entrar", exact=True)).to_be_visible()
     expect(page.get_by_role("link", name="maria (admin)")).to_have_count(0)

@@ -278,7 +278,7 @@ class TestTheHistoryPage:
         token = add_token(database, add_user(database, "maria", "editor"))
         client.put(f"/produtos/{id}", json={**CANECA, "preco": "1234.5"}, headers=bearer(token))
         page = client.get(f"/produtos/{id}/historico", headers={"authorization": f"Bearer {token}"})
-        assert page.status_code == 200 and page.headers["cache-control"] == "private, no-cache"
+        assert page.status_code == 200 and page.headers["cache-control"] == "private, no-store"
         rows = re.findall(r'<p class="evento">(.*?)</p>', page.text)
         assert [re.sub(r"<.*?>|\d\d/\d\d/\d{4} \d\d:\d\d", "", row) for row in rows] == [
             " · Alterado por maria pela API, com o token «testes» (versão 2)",
