@@ -3,9 +3,14 @@ package.path = package.path .. ";" .. debug.getinfo(1, "S").source:match("@(.*/)
 local common = require("common")
 done = common.done
 init = common.init
-local body = "_method=PUT&produto.nome=Caneca+editada&produto.descricao=&produto.preco=31%2C50&_method=PUT"
+-- Each request names the product anew: a save that changes nothing is not written (no version,
+-- no event), so a constant body would measure that instead of an update.
+local sent = 0
 
 function request()
+  sent = sent + 1
+  local body = "_method=PUT&produto.nome=Caneca+editada+" .. sent
+    .. "&produto.descricao=&produto.preco=31%2C50&_method=PUT"
   return wrk.format("POST", "/produtos/" .. common.random_id(),
     {["Content-Type"] = "application/x-www-form-urlencoded"}, body)
 end
