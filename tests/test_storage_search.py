@@ -127,12 +127,12 @@ async def walk(storage: Storage, query: Query, limit: int) -> list[int]:
     pages: list[Page[Produto, Position]] = []
     cursor: Cursor[Position] | None = Cursor(limit)
     while cursor is not None:
-        pages.append(await storage.find(query, cursor, count=100))
+        pages.append(await storage.find(query, cursor, count=100, position=True))
         assert pages[-1].before == sum(len(page.items) for page in pages[:-1])
         cursor = pages[-1].next
         assert len(pages) < 50
     forward = [p.id for page in pages for p in page.items]
-    last = await storage.find(query, Cursor(limit, before=END), count=100)
+    last = await storage.find(query, Cursor(limit, before=END), count=100, position=True)
     assert [p.id for p in last.items] == forward[-limit:] and last.next is None
     assert last.before == max(len(forward) - limit, 0)
     backward = [p.id for p in pages[-1].items]

@@ -91,7 +91,7 @@ class ProdutosResource(Resource):
         exact = media == JSON and _counts_asked(request)
         count = COUNT_EXACT if exact else (COUNT_CAP if media == HTML else None)
         cursor = Cursor(shared.settings.page_size, listing.after, listing.before)
-        page = await shared.storage.find(listing.query, cursor, count)
+        page = await shared.storage.find(listing.query, cursor, count, position=media == HTML)
         links = {
             rel: listing.at(cursor).url
             for rel, cursor in (("prev", page.prev), ("next", page.next))

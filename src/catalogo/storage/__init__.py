@@ -239,18 +239,23 @@ class CountingPlan(Protocol):
 
 
 def countings(
-    plan: CountingPlan, cursor: Cursor[Position], rows: list[tuple[Produto, Position]], up_to: int
+    plan: CountingPlan,
+    cursor: Cursor[Position],
+    rows: list[tuple[Produto, Position]],
+    up_to: int,
+    position: bool,
 ) -> tuple[int | Counting, int | Counting | None]:
-    """A page's total and how many come before it ("51-100 de 119"), each up to `up_to` + 1:
-    known for free (a first page that holds them all, nothing before a first page), to be
-    counted (Counting), or, before an empty page past the end, not known (None)."""
+    """A page's total and, for its `position`, how many come before it ("51-100 de 119"),
+    each up to `up_to` + 1: known for free (a first page that holds them all, nothing before a
+    first page), to be counted (Counting), or not asked or not known (None: before an empty
+    page past the end)."""
     total = whole(cursor, rows)
     first = first_shown(cursor, rows)
     before: int | Counting | None = None
-    if first is not None:
+    if position and first is not None:
         back = Cursor(cursor.limit, before=first)
         before = Counting(("before", plan.query, first), plan.page(back, up_to + 1, True))
-    elif cursor.after is None and cursor.before is None:
+    elif position and cursor.after is None and cursor.before is None:
         before = 0
     return (Counting(plan.query, plan.count(up_to)) if total is None else total), before
 
@@ -301,10 +306,15 @@ class Instruments:
 
 class Storage(Protocol):
     async def find(
-        self, query: Query, cursor: Cursor[Position], count: int | None = None
+        self,
+        query: Query,
+        cursor: Cursor[Position],
+        count: int | None = None,
+        position: bool = False,
     ) -> Page[Produto, Position]:
         """A page of the products `query` finds, in its order; with `count`, their number
-        (up to `count` + 1) in `total`."""
+        (up to `count` + 1) in `total`, and with `position` too, how many come before the
+        page in `before` (counted likewise)."""
         ...
 
     async def get(self, id: int) -> Produto | None: ...

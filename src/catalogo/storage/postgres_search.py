@@ -99,7 +99,11 @@ class PostgresSearch(PostgresPool):
         return storage.Counts()
 
     async def find(
-        self, query: Query, cursor: storage.Cursor[Position], count: int | None = None
+        self,
+        query: Query,
+        cursor: storage.Cursor[Position],
+        count: int | None = None,
+        position: bool = False,
     ) -> storage.Page[Produto, Position]:
         plan = _Plan(query)
 
@@ -113,7 +117,7 @@ class PostgresSearch(PostgresPool):
             if count is not None:
                 total, before = [
                     await self._counted(connection, c, count)
-                    for c in storage.countings(plan, current, rows, count)
+                    for c in storage.countings(plan, current, rows, count, position)
                 ]
             newer = None
             if current.after is not None and rows and not query.filtered:

@@ -132,7 +132,11 @@ class SQLiteSearch:
         return storage.Counts()
 
     async def find(
-        self, query: Query, cursor: storage.Cursor[Position], count: int | None = None
+        self,
+        query: Query,
+        cursor: storage.Cursor[Position],
+        count: int | None = None,
+        position: bool = False,
     ) -> storage.Page[Produto, Position]:
         self._read("BEGIN")
         try:
@@ -144,7 +148,8 @@ class SQLiteSearch:
             total = before = None
             if count is not None:
                 total, before = (
-                    self._counted(c, count) for c in storage.countings(plan, cursor, rows, count)
+                    self._counted(c, count)
+                    for c in storage.countings(plan, cursor, rows, count, position)
                 )
             newer = None
             if cursor.after is not None and rows and not query.filtered:
