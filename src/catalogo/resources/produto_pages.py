@@ -188,6 +188,7 @@ def list_page(
             400,
             headers={"Cache-Control": "no-store", **VARY},
             titulo="Produtos",
+            cabecalho="Produtos",
             busca=sent or {},
             ordens=_ORDER_CHOICES,
             problema=str(problem),
@@ -209,15 +210,15 @@ def list_page(
         links["first"] = listing.at(None).url
     if page.next is not None:
         links["last"] = listing.at(Cursor(page.next.limit, before=END)).url
-    titulo = describe(listing)
+    shown = describe(listing)
     who = visitor(request)
     retorno, lista = listing.carried(""), listing.encoded
     return with_notice(
         request,
         "produtos/lista.html",
         headers or {},
-        titulo=titulo,
-        titulo_da_pagina=titulo if first or not where else f"{titulo}, {where}",
+        titulo=shown if first or not where else f"{shown}, {where}",
+        cabecalho=shown,
         problema=None,
         campo_com_erro=None,
         filtrada=listing.query.filtered,
