@@ -172,7 +172,7 @@ def test_postgresql_is_never_migrated_unasked(empty_database: str, command: list
     result = catalogo(empty_database, *command)
     assert result.returncode == 1
     assert result.stderr.strip() == (
-        "catalogo: the database schema is empty, this version of catalogo needs 0009: "
+        "catalogo: the database schema is empty, this version of catalogo needs 0010: "
         "run `catalogo migrate` first"
     )
     db = Database(empty_database)
@@ -187,7 +187,7 @@ def test_serve_refuses_a_postgresql_schema_left_at_an_older_revision(
     db.execute("UPDATE alembic_version SET version_num = '0001'")
     result = catalogo(database, "serve")
     assert result.returncode == 1
-    assert "at revision 0001, this version of catalogo needs 0009" in result.stderr
+    assert "at revision 0001, this version of catalogo needs 0010" in result.stderr
 
 
 @pytest.mark.parametrize("command", [["serve"], ["migrate"], ["seed", "1"]])

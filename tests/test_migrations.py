@@ -6,13 +6,17 @@ import sqlite3
 import subprocess
 import sys
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from catalogo import migrations
+from catalogo.historia import autoria
+from catalogo.produtos import Produto
+from catalogo.search import Query, terms
 from catalogo.settings import Settings
-from catalogo.storage import open_storage
+from catalogo.storage import Cursor, open_storage
 from tests.databases import Database
 
 
@@ -31,7 +35,40 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
         "tokens",
         "usuarios",
     ]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0009",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0010",)]
+    db.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_words_an_edit_kept_are_found_again_after_0010(empty_database: str) -> None:
+    """Under 0008's triggers an edit that kept a word lost it from SQLite's search index;
+    0010 fixes the trigger and makes the index again."""
+
+    async def edit_and_find(words: str) -> list[int | None]:
+        storage = await open_storage(Settings(database_url=empty_database))
+        try:
+            kept = Produto(nome="Maçã", descricao="caixa com 12", preco=Decimal(4))
+            await storage.update(1, kept, None, autoria(None, "cli", ""))
+            page = await storage.find(Query(terms(words)), Cursor(9))
+            return [p.id for p in page.items]
+        finally:
+            await storage.close()
+
+    settings = Settings(database_url=empty_database)
+    migrations.upgrade(settings, "0009")
+    db = Database(empty_database)
+    db.execute(
+        "INSERT INTO produtos (nome, descricao, preco_centavos, nome_chave, busca) "
+        "VALUES ('Maçã', 'caixa com 6', 399, 'maca', 'maca' || char(10) || 'caixa com 6')"
+    )
+    assert asyncio.run(edit_and_find("caixa")) == []  # the fault, as 0008 left it
+    migrations.upgrade(settings)
+    assert asyncio.run(edit_and_find("caixa")) == [1]
+    db.execute(
+        "UPDATE produtos SET descricao = 'caixa com 24', "
+        "busca = 'maca' || char(10) || 'caixa com 24'"
+    )
+    assert asyncio.run(edit_and_find("caixa com")) == [1]
     db.close()
 
 
@@ -101,7 +138,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0009",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0010",)]
     db.close()
 
 

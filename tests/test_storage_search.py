@@ -233,6 +233,37 @@ def test_a_changed_product_is_found_by_its_new_words_only(database: str) -> None
     run(database, test)
 
 
+def test_an_edit_of_one_field_keeps_every_other_field_found_and_ordered(database: str) -> None:
+    """Storage writes only the columns an edit changes: what it leaves, every index still has."""
+
+    async def test(storage: Storage) -> None:
+        edits = [
+            Produto(nome="Maçã Fuji", descricao="Fruta; caixa com 12", preco=Decimal("3.99")),
+            Produto(nome="Maçã Fuji", descricao="Fruta; caixa com 12", preco=Decimal("4.25")),
+            Produto(nome="Maçã Gala", descricao="Fruta; caixa com 12", preco=Decimal("4.25")),
+        ]
+        for edit in edits:
+            await storage.update(2, edit, None, CLI)
+            got = await storage.get(2)
+            assert got is not None and (got.nome, got.descricao, got.preco) == (
+                edit.nome,
+                edit.descricao,
+                edit.preco,
+            )
+            for words in ("caixa com 12", "fruta", edit.nome):
+                found = await storage.find(Query(terms(words)), Cursor(9))
+                assert 2 in [p.id for p in found.items], words
+            low, high = edit.preco, edit.preco
+            found = await storage.find(Query(preco_min=low, preco_max=high), Cursor(9))
+            assert [p.id for p in found.items] == [2]
+            by_name = await storage.find(Query(terms("maca"), ordem="nome"), Cursor(9))
+            assert [p.nome for p in by_name.items] == [edit.nome]
+        assert (await storage.find(Query(terms("caixa com 6")), Cursor(9))).items == []
+        assert (await storage.find(Query(terms("fuji")), Cursor(9))).items == []
+
+    run(database, test)
+
+
 def test_a_page_named_by_a_cursor_past_the_end_is_empty_with_a_way_back(database: str) -> None:
     async def test(storage: Storage) -> None:
         for ordem in ORDENS:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from catalogo import historia, storage
 from catalogo.historia import Autoria
 from catalogo.produtos import Produto, same_fields
-from catalogo.search import folded
+from catalogo.search import folded, name_key, searchable
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_history import COLUMNS, EVENT_COLUMNS, LIVE, SQLiteHistory, produto_of
 from catalogo.storage.sqlite_search import SQLiteSearch
@@ -74,6 +74,28 @@ def _current(connection: sqlite3.Connection, id: int, versions: Collection[int] 
     if versions is not None and current.versao not in versions:
         raise storage.VersionConflict(current)
     return current
+
+
+def _changed_columns(antes: Produto, produto: Produto) -> tuple[str, list[Any]]:
+    """The SET list of an update, for only the columns the edit changes: SQLite maintains an
+    index (or the search's trigger) only when a column of it is set, so an edit of the name
+    leaves the price's index alone. At least one field differs (`same_fields`)."""
+    columns: list[str] = []
+    params: list[Any] = []
+    nome, descricao = produto.nome != antes.nome, produto.descricao != antes.descricao
+    if nome:
+        columns += ["nome = ?", "nome_chave = ?"]
+        params += [produto.nome, name_key(produto.nome)]
+    if descricao:
+        columns.append("descricao = ?")
+        params.append(produto.descricao)
+    if nome or descricao:
+        columns.append("busca = ?")
+        params.append(searchable(produto.nome, produto.descricao))
+    if produto.preco != antes.preco:
+        columns.append("preco_centavos = ?")
+        params.append(_centavos(produto))
+    return ", ".join(columns), params
 
 
 def _centavos(produto: Produto) -> int:
@@ -163,10 +185,11 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
             if same_fields(antes, produto):
                 return storage.Saved(antes, changed=False)
             now = time.time()
+            columns, params = _changed_columns(antes, produto)
             connection.execute(
-                "UPDATE produtos SET nome = ?, descricao = ?, preco_centavos = ?, "
-                "versao = versao + 1, atualizado_em = ?, nome_chave = ?, busca = ? WHERE id = ?",
-                (produto.nome, produto.descricao, _centavos(produto), now, *folded(produto), id),
+                f"UPDATE produtos SET versao = versao + 1, atualizado_em = ?, {columns} "
+                "WHERE id = ?",
+                (now, *params, id),
             )
             depois = produto.model_copy(
                 update={
