@@ -67,8 +67,10 @@ def name_key(nome: str) -> str:
 
 
 def folded(produto: "Produto") -> tuple[str, str]:
-    """A product's `nome_chave` and `busca` columns, as storage writes them."""
-    return name_key(produto.nome), searchable(produto.nome, produto.descricao)
+    """A product's `nome_chave` and `busca` columns, as storage writes them (the name folded
+    once for both: every create and update pays for it)."""
+    nome = fold(produto.nome)
+    return nome[:NAME_KEY_LENGTH], nome + SEPARATOR + fold(produto.descricao)
 
 
 def terms(q: str) -> tuple[str, ...]:

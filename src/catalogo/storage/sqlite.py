@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from catalogo import historia, storage
 from catalogo.historia import Autoria
 from catalogo.produtos import Produto, same_fields
-from catalogo.search import folded, name_key, searchable
+from catalogo.search import folded
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_history import COLUMNS, EVENT_COLUMNS, LIVE, SQLiteHistory, produto_of
 from catalogo.storage.sqlite_search import SQLiteSearch
@@ -83,15 +83,16 @@ def _changed_columns(antes: Produto, produto: Produto) -> tuple[str, list[Any]]:
     columns: list[str] = []
     params: list[Any] = []
     nome, descricao = produto.nome != antes.nome, produto.descricao != antes.descricao
+    if nome or descricao:
+        nome_chave, busca = folded(produto)
+        columns.append("busca = ?")
+        params.append(busca)
     if nome:
         columns += ["nome = ?", "nome_chave = ?"]
-        params += [produto.nome, name_key(produto.nome)]
+        params += [produto.nome, nome_chave]
     if descricao:
         columns.append("descricao = ?")
         params.append(produto.descricao)
-    if nome or descricao:
-        columns.append("busca = ?")
-        params.append(searchable(produto.nome, produto.descricao))
     if produto.preco != antes.preco:
         columns.append("preco_centavos = ?")
         params.append(_centavos(produto))
