@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from decimal import Decimal
 from typing import NamedTuple, TypeVar
 
 import httpx2
@@ -17,6 +18,8 @@ from starlette.applications import Starlette
 
 from catalogo import accounts
 from catalogo.accounts import Papel, Passwords
+from catalogo.historia import CLI
+from catalogo.produtos import Produto
 from catalogo.settings import Settings
 from catalogo.storage import open_storage
 from tests.databases import Database
@@ -263,3 +266,35 @@ def form_on(page: str, action: str, kind: str | None = None) -> dict[str, str]:
     reader.feed(page)
     assert reader.fields, f"no POST form to {action} on the page"
     return reader.fields
+
+
+# Every product of a big catalog holds each of these words, too short for any index to find:
+# a list of them reads the whole catalog, however it is ordered; with a word no product holds,
+# it finds nothing there. (The search the issue measured, at 200,000 products.)
+EVERYWHERE = (
+    "pr ro od du ut to de ex xe em mp pl lo nº ge er ra ad do po or ca at ta al og go se ee ed"
+)
+BIG = 20_000
+BUDGET_MS = 10  # a CATALOGO_QUERY_TIMEOUT_MS that a list of EVERYWHERE in BIG runs past
+
+
+def big_catalog(database: str, db: Database) -> None:
+    """BIG products, each holding every word of EVERYWHERE; the planner's statistics taken."""
+
+    async def seed() -> None:
+        storage = await open_storage(Settings(database_url=database))
+        produtos = (
+            Produto(
+                nome=f"Produto de exemplo nº {i}",
+                descricao="Gerado por catalogo seed",
+                preco=Decimal(i % 1000 + 1),
+            )
+            for i in range(BIG)
+        )
+        try:
+            await storage.create_many(produtos, CLI)
+        finally:
+            await storage.close()
+
+    asyncio.run(seed())
+    db.execute("ANALYZE")

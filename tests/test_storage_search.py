@@ -13,7 +13,17 @@ from catalogo.historia import CLI
 from catalogo.produtos import Produto
 from catalogo.search import END, ORDENS, Position, Query, name_key, searchable, terms
 from catalogo.settings import Settings
-from catalogo.storage import Cursor, Page, Storage, open_storage, sqlite_search
+from catalogo.storage import (
+    COUNT_EXACT,
+    Cursor,
+    Page,
+    QueryTimeout,
+    Storage,
+    open_storage,
+    sqlite_search,
+)
+from tests.databases import Database
+from tests.helpers import BIG, BUDGET_MS, EVERYWHERE, big_catalog
 
 CATALOG = [
     ("Pão de queijo", "Mineiro, quentinho.", "12.50"),
@@ -298,3 +308,42 @@ def test_an_order_is_answered_alike_for_every_ordem(database: str) -> None:
         assert len(orders) == len(ORDENS)
 
     run(database, test)
+
+
+def within_budget(database: str, test: Callable[[Storage], Awaitable[None]]) -> None:
+    async def opened() -> None:
+        storage = await open_storage(Settings(database_url=database, query_timeout_ms=BUDGET_MS))
+        try:
+            await test(storage)
+        finally:
+            await storage.close()
+
+    asyncio.run(opened())
+
+
+def test_a_list_that_runs_past_the_time_budget_is_stopped(database: str, db: Database) -> None:
+    big_catalog(database, db)
+
+    async def test(storage: Storage) -> None:
+        nothing = Query(terms(f"{EVERYWHERE} kw"), ordem="-preco")
+        with pytest.raises(QueryTimeout) as stopped:
+            await storage.find(nothing, Cursor(20))
+        assert stopped.value.budget_ms == BUDGET_MS
+        assert [p.id for p in (await storage.find(Query(), Cursor(2))).items] == [BIG, BIG - 1]
+
+    within_budget(database, test)
+
+
+def test_a_count_that_runs_past_the_time_budget_is_left_out_of_its_page(
+    database: str, db: Database
+) -> None:
+    """The page is what was asked for; its count is extra: left out (None), never a failure."""
+    big_catalog(database, db)
+
+    async def test(storage: Storage) -> None:
+        everything = Query(terms(EVERYWHERE))
+        page = await storage.find(everything, Cursor(2), count=COUNT_EXACT, position=True)
+        assert [p.id for p in page.items] == [BIG, BIG - 1]
+        assert page.total is None and page.next is not None
+
+    within_budget(database, test)

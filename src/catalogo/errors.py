@@ -35,7 +35,8 @@
             UTF-8
     422     invalid fields (the form again, or `errors` by field); an   resources,
             Idempotency-Key already used with another request; a        idempotency
-            sign-in with a wrong name or password (the form again)
+            sign-in with a wrong name or password (the form again); a
+            list query stopped at CATALOGO_QUERY_TIMEOUT_MS
     429     too many failed sign-ins (Retry-After)                      resources
     500     a bug: a page or problem with the request id; the trace     server_error
             only in the log, under that id
@@ -148,6 +149,16 @@ NOT_REMOVED = "O produto não está removido: não há o que restaurar."
 def bad_request(message: str, *sent: object) -> HTTPException:
     """400, with `message` naming what was `sent`."""
     return HTTPException(400, message.format(*sent))
+
+
+def query_timeout(budget_ms: int) -> str:
+    """What a person or a program can do about a list stopped at CATALOGO_QUERY_TIMEOUT_MS."""
+    budget = f"{budget_ms} ms" if budget_ms < 1000 else f"{budget_ms / 1000:g} s".replace(".", ",")
+    return (
+        f"Esta busca passou de {budget} e foi interrompida, para não atrasar as demais. "
+        "Refine-a: palavras de 3 letras ou mais (as mais curtas não usam o índice), menos "
+        "palavras ou uma faixa de preço menor."
+    )
 
 
 def cross_site() -> HTTPException:

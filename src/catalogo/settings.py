@@ -31,6 +31,7 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     database_pool_size: int = 10
     lock_timeout_ms: int = 5000
+    query_timeout_ms: int = 5000  # a list query running longer is stopped: 422, narrow it
     allowed_hosts: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
     header_timeout_ms: int = 10_000
     body_timeout_ms: int = 10_000
@@ -61,6 +62,8 @@ class Settings:
             raise SettingsError("CATALOGO_DATABASE_POOL_SIZE must be between 1 and 100")
         if not 1 <= self.lock_timeout_ms <= 60_000:
             raise SettingsError("CATALOGO_LOCK_TIMEOUT_MS must be between 1 and 60000")
+        if not 1 <= self.query_timeout_ms <= 60_000:
+            raise SettingsError("CATALOGO_QUERY_TIMEOUT_MS must be between 1 and 60000")
         for variable, value in [
             ("CATALOGO_HEADER_TIMEOUT_MS", self.header_timeout_ms),
             ("CATALOGO_BODY_TIMEOUT_MS", self.body_timeout_ms),
@@ -112,6 +115,9 @@ class Settings:
                 environ, "CATALOGO_DATABASE_POOL_SIZE", cls.database_pool_size
             ),
             lock_timeout_ms=_whole_number(environ, "CATALOGO_LOCK_TIMEOUT_MS", cls.lock_timeout_ms),
+            query_timeout_ms=_whole_number(
+                environ, "CATALOGO_QUERY_TIMEOUT_MS", cls.query_timeout_ms
+            ),
             allowed_hosts=_names(environ, "CATALOGO_ALLOWED_HOSTS", cls.allowed_hosts),
             header_timeout_ms=_whole_number(
                 environ, "CATALOGO_HEADER_TIMEOUT_MS", cls.header_timeout_ms

@@ -2,9 +2,11 @@
 people (the list page) and programs (JSON). page_size is 3 in the tests."""
 
 import base64
+import dataclasses
 import json
 import re
 import urllib.parse
+from collections.abc import Iterator
 
 import orjson
 import pytest
@@ -13,9 +15,11 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from catalogo.app import create_app
 from catalogo.search import Ordem, Query
+from catalogo.settings import Settings
 from tests.databases import Database
-from tests.helpers import create_via_form
+from tests.helpers import BUDGET_MS, EVERYWHERE, big_catalog, create_via_form
 
 JSON = {"accept": "application/json"}
 
@@ -284,3 +288,42 @@ def test_only_a_plain_count_exact_preference_is_applied(
 def test_a_huge_prefer_header_is_no_server_error(client: TestClient) -> None:
     response = client.get("/produtos", headers={**JSON, "prefer": "count=exact, " * 500})
     assert response.status_code in (200, 400, 431)
+
+
+class TestAListPastTheTimeBudget:
+    """CATALOGO_QUERY_TIMEOUT_MS: a list that would take longer is stopped and answered 422
+    with what to do about it, never a worker spent; a count that would is left out."""
+
+    @pytest.fixture
+    def slow(self, settings: Settings, database: str, db: Database) -> Iterator[TestClient]:
+        big_catalog(database, db)
+        app = create_app(dataclasses.replace(settings, query_timeout_ms=BUDGET_MS))
+        with TestClient(app, follow_redirects=False) as client:
+            yield client
+
+    def test_a_person_gets_the_search_form_again_with_what_to_do(self, slow: TestClient) -> None:
+        q = f"{EVERYWHERE} kw"
+        response = slow.get("/produtos", params={"q": q, "ordem": "-preco"})
+        assert response.status_code == 422
+        assert f"passou de {BUDGET_MS} ms e foi interrompida" in response.text
+        assert "palavras de 3 letras ou mais" in response.text
+        assert f'value="{q}"' in response.text.replace("&#34;", '"')
+        assert response.headers["cache-control"] == "no-store"
+        everything = slow.get("/produtos", params={"q": EVERYWHERE})
+        assert everything.status_code == 200 and len(names(everything.text)) == 3
+
+    def test_a_program_gets_a_problem_and_a_page_without_the_count_it_asked_for(
+        self, slow: TestClient
+    ) -> None:
+        stopped = slow.get(
+            "/produtos", params={"q": f"{EVERYWHERE} kw", "ordem": "-preco"}, headers=JSON
+        )
+        assert stopped.status_code == 422
+        assert stopped.headers["content-type"] == "application/problem+json"
+        assert f"passou de {BUDGET_MS} ms" in stopped.json()["detail"]
+        counted = slow.get(
+            "/produtos", params={"q": EVERYWHERE}, headers={**JSON, "prefer": "count=exact"}
+        )
+        assert counted.status_code == 200 and len(counted.json()["produtos"]) == 3
+        assert "total" not in counted.json()
+        assert "preference-applied" not in counted.headers

@@ -105,6 +105,12 @@ def _operations() -> dict[str, Any]:
                             "da lista com a mensagem."
                         ),
                         "406": parts.WRITE_ERRORS["406"],
+                        "422": parts.problem(
+                            "A busca passou do tempo limite do servidor "
+                            "(CATALOGO_QUERY_TIMEOUT_MS, 5 s por padrão) e foi interrompida; "
+                            "a mensagem diz como refiná-la. Um navegador recebe a página da "
+                            "lista com a mensagem."
+                        ),
                     },
                 },
                 "post": {

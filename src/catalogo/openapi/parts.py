@@ -218,7 +218,9 @@ LIST_PARAMS: list[dict[str, Any]] = [
         "name": "Prefer",
         "in": "header",
         "description": "`count=exact` (RFC 7240): o JSON traz também `total`, e a resposta, "
-        "`Preference-Applied: count=exact`. Outras preferências são ignoradas.",
+        "`Preference-Applied: count=exact`; se contar passar do tempo limite do servidor "
+        "(CATALOGO_QUERY_TIMEOUT_MS), a página vem sem `total` e sem `Preference-Applied`. "
+        "Outras preferências são ignoradas.",
         "schema": {"type": "string", "examples": ["count=exact"]},
     },
 ]

@@ -178,14 +178,15 @@ def list_page(
     sent: dict[str, str] | None = None,
     problem: ListingError | None = None,
     headers: dict[str, str] | None = None,
+    status_code: int = 400,
 ) -> Response:
     """The list: what was asked (the title and the heading say it), how many, the products
-    and their pages; or, when the query could not be read (`problem`), the search form with
-    what was `sent`, and the message (400)."""
+    and their pages; or, when the query could not be read or answered in time (`problem`),
+    the search form with what was `sent`, and the message (400, or 422 past the budget)."""
     if found is None:
         return pages.load().render(
             "produtos/lista.html",
-            400,
+            status_code,
             headers={"Cache-Control": "no-store", **VARY},
             titulo="Produtos",
             cabecalho="Produtos",

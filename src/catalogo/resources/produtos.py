@@ -15,6 +15,7 @@ answer (idempotency.py).
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -57,7 +58,14 @@ from catalogo.resources.produto_pages import (
     to_the_list,
     typed,
 )
-from catalogo.storage import COUNT_CAP, COUNT_EXACT, Cursor, NotFound, VersionConflict
+from catalogo.storage import (
+    COUNT_CAP,
+    COUNT_EXACT,
+    Cursor,
+    NotFound,
+    QueryTimeout,
+    VersionConflict,
+)
 
 _EMPTY = dict.fromkeys(CAMPOS, "")
 # Pages that exist only to change the catalog: a person who may not is sent to sign in first,
@@ -91,7 +99,13 @@ class ProdutosResource(Resource):
         exact = media == JSON and _counts_asked(request)
         count = COUNT_EXACT if exact else (COUNT_CAP if media == HTML else None)
         cursor = Cursor(shared.settings.page_size, listing.after, listing.before)
-        page = await shared.storage.find(listing.query, cursor, count, position=media == HTML)
+        try:
+            page = await shared.storage.find(listing.query, cursor, count, position=media == HTML)
+        except QueryTimeout as stopped:
+            problem = ListingError(errors.query_timeout(stopped.budget_ms), "q")
+            if media == JSON:
+                raise HTTPException(422, str(problem)) from None
+            return list_page(request, None, typed(request.query_params), problem, status_code=422)
         links = {
             rel: listing.at(cursor).url
             for rel, cursor in (("prev", page.prev), ("next", page.next))
@@ -101,7 +115,7 @@ class ProdutosResource(Resource):
         if media == HTML:
             return list_page(request, Found(listing, page, links), headers=headers)
         body: dict[str, Any] = {"produtos": [representacao(p) for p in page.items]}
-        if exact:
+        if exact and page.total is not None:  # None: the count ran past the time budget
             body["total"] = page.total
             headers["Preference-Applied"] = "count=exact"
         body["links"] = links
@@ -278,7 +292,7 @@ async def _submitted(request: Request) -> _Submitted:
     A `produto.id` (or JSON `id`) in the body is ignored on purpose: the id is the path's.
     """
     if body_is_json(request):
-        data = await read_json(request)
+        data = await read_json(request, (*CAMPOS, "versao"))
         return _Submitted({c: data[c] for c in CAMPOS if c in data}, _version(data.get("versao")))
     form = await read_form(request, _FORM_FIELDS)
     return _Submitted(

@@ -38,6 +38,15 @@ class StorageUnavailable(Exception):
     """The database cannot answer now (locked too long, disk full, file gone): a 503."""
 
 
+class QueryTimeout(Exception):
+    """A list query ran past CATALOGO_QUERY_TIMEOUT_MS and was stopped: the client is asked to
+    narrow it (422), and the worker goes on."""
+
+    def __init__(self, budget_ms: int) -> None:
+        super().__init__(f"stopped after {budget_ms} ms")
+        self.budget_ms = budget_ms
+
+
 class NotFound(Exception):
     """No live product has that id: never made, removed, or purged."""
 
@@ -461,7 +470,13 @@ async def open_storage(settings: Settings, instruments: Instruments = Instrument
             settings.database_pool_size,
             settings.lock_timeout_ms,
             instruments.connections_taken,
+            settings.query_timeout_ms,
         )
     from catalogo.storage.sqlite import SQLiteStorage
 
-    return SQLiteStorage(settings.sqlite_path, settings.lock_timeout_ms, instruments.commit_size)
+    return SQLiteStorage(
+        settings.sqlite_path,
+        settings.lock_timeout_ms,
+        instruments.commit_size,
+        settings.query_timeout_ms,
+    )

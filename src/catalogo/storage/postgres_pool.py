@@ -38,8 +38,7 @@ from catalogo import storage
 
 CONNECT_TIMEOUT_S = 5
 ACQUIRE_TIMEOUT_S = 10  # a free connection of the pool, or a new one, within this
-COMMAND_TIMEOUT_S = 12  # on our side, past statement_timeout: for a server that hangs
-SERVER_SETTINGS = {"application_name": "catalogo", "statement_timeout": "10s"}
+COMMAND_GRACE_S = 2  # on our side, past statement_timeout: for a server that hangs
 Connection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
 T = TypeVar("T")
 _UNAVAILABLE = (
@@ -90,26 +89,42 @@ async def _no_reset(connection: asyncpg.Connection) -> None:
 class PostgresPool:
     """The pool, and the one way every call of the store uses it (`_run`)."""
 
-    def __init__(self, pool: "asyncpg.Pool[asyncpg.Record]", taken: Callable[[int], None]) -> None:
+    def __init__(
+        self,
+        pool: "asyncpg.Pool[asyncpg.Record]",
+        taken: Callable[[int], None],
+        query_timeout_ms: int,
+    ) -> None:
         """`taken` is told of each connection taken from the pool (+1) and returned (-1)."""
         self._pool = pool
         self._taken = taken
+        self._query_timeout_ms = query_timeout_ms
 
     @classmethod
     async def open(
-        cls, url: str, pool_size: int, lock_timeout_ms: int, taken: Callable[[int], None]
+        cls,
+        url: str,
+        pool_size: int,
+        lock_timeout_ms: int,
+        taken: Callable[[int], None],
+        query_timeout_ms: int = 5000,
     ) -> Self:
-        """`lock_timeout_ms` bounds a wait for another session's lock, as SQLite's busy_timeout."""
+        """`lock_timeout_ms` bounds a wait for another session's lock, as SQLite's busy_timeout;
+        `query_timeout_ms` every statement, as sqlite_readers.py's progress handler."""
         pool = await asyncpg.create_pool(
             url,
             min_size=0,  # so that a worker starts, and /readyz answers, with the server down
             max_size=pool_size,
             reset=_no_reset,
             timeout=CONNECT_TIMEOUT_S,
-            command_timeout=COMMAND_TIMEOUT_S,
-            server_settings={**SERVER_SETTINGS, "lock_timeout": f"{int(lock_timeout_ms)}ms"},
+            command_timeout=query_timeout_ms / 1000 + COMMAND_GRACE_S,
+            server_settings={
+                "application_name": "catalogo",
+                "statement_timeout": f"{int(query_timeout_ms)}ms",
+                "lock_timeout": f"{int(lock_timeout_ms)}ms",
+            },
         )
-        return cls(pool, taken)
+        return cls(pool, taken, query_timeout_ms)
 
     async def _run(
         self,

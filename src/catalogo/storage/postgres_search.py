@@ -5,15 +5,20 @@ Each word is a `LIKE '%word%'` on the folded `busca` column, which pg_trgm's GIN
 PostgreSQL keeps statistics of its own, so its planner chooses between that index and the
 order's (nome_chave, id) or (preco, id) index; the choice is measured in bench/search.py.
 
-Counts are capped (storage.COUNT_CAP) and remembered while the database's snapshot is the same
+Every statement stops at statement_timeout (CATALOGO_QUERY_TIMEOUT_MS): a page that would take
+longer is `QueryTimeout`, a count that would is left out. Counts are capped
+(storage.COUNT_CAP) and remembered while the database's snapshot is the same
 (`pg_current_snapshot()`: no write has begun or ended since), so a catalog read more than it is
 written counts each query once.
 """
 
+import contextlib
 from collections.abc import Hashable
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
+
+import asyncpg
 
 from catalogo import storage
 from catalogo.produtos import Produto
@@ -108,22 +113,27 @@ class PostgresSearch(PostgresPool):
         plan = _Plan(query)
 
         async def read(connection: Connection) -> storage.Page[Produto, Position]:
+            """A count that runs past statement_timeout is left out (None), as on SQLite; it
+            ends the snapshot's transaction, so it is the last statement."""
             current = cursor
-            rows = await self._rows(connection, plan, current)
-            if current.before is not None and len(rows) <= current.limit:
-                current = storage.Cursor(current.limit)  # nothing before: this is the start
+            try:
                 rows = await self._rows(connection, plan, current)
-            total = before = None
-            if count is not None:
-                total, before = [
-                    await self._counted(connection, c, count)
-                    for c in storage.countings(plan, current, rows, count, position)
-                ]
+                if current.before is not None and len(rows) <= current.limit:
+                    current = storage.Cursor(current.limit)  # nothing before: the start
+                    rows = await self._rows(connection, plan, current)
+            except asyncpg.QueryCanceledError as error:
+                raise storage.QueryTimeout(self._query_timeout_ms) from error
             newer = None
             if current.after is not None and rows and not query.filtered:
                 back = storage.Cursor(current.limit, before=rows[0][1])
                 sql, params = plan.page(back, current.limit + 1, counted=True)
                 newer = await connection.fetchval(sql, *params)
+            total = before = None
+            if count is not None:
+                whole, ahead = storage.countings(plan, current, rows, count, position)
+                with contextlib.suppress(asyncpg.QueryCanceledError):
+                    total = await self._counted(connection, whole, count)
+                    before = await self._counted(connection, ahead, count)
             return storage.found(current, rows, total, newer, before)
 
         if count is None and cursor == storage.Cursor(cursor.limit):

@@ -1,7 +1,8 @@
-"""Products in a SQLite file: reads inline on the event loop, writes on sqlite_writer.py's thread.
+"""Products in a SQLite file: reads by id inline on the event loop, the list's reads on
+sqlite_readers.py's threads, writes on sqlite_writer.py's thread.
 
-Reads in WAL mode never wait for a writer and take microseconds, so a thread hop would cost
-more than the read (aiosqlite measured 0.6-0.8x of inline reads). Each write checks the
+Reads in WAL mode never wait for a writer, and one by id takes microseconds, less than a thread
+hop would cost (aiosqlite measured 0.6-0.8x of inline reads). Each write checks the
 product's version, changes it and appends its event (historia.py) in one savepoint of the
 writer's batch: one writer, so events get their ids in the order they commit.
 """
@@ -19,8 +20,9 @@ from catalogo.produtos import Produto, same_fields
 from catalogo.search import folded
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_history import COLUMNS, EVENT_COLUMNS, LIVE, SQLiteHistory, produto_of
+from catalogo.storage.sqlite_readers import Reader, Readers
 from catalogo.storage.sqlite_search import SQLiteSearch
-from catalogo.storage.sqlite_writer import Writer, connect, unavailable
+from catalogo.storage.sqlite_writer import Writer
 
 T = TypeVar("T")
 
@@ -120,17 +122,16 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
         path: str,
         lock_timeout_ms: int = 5000,
         committed: Callable[[int], None] = storage.unobserved,
+        query_timeout_ms: int = 5000,
     ) -> None:
         """`committed` is told the number of writes in each group commit (metrics.py)."""
-        self._reader = connect(path, lock_timeout_ms)
+        self._reader = Reader(path, lock_timeout_ms, query_timeout_ms)
+        self._readers = Readers(path, lock_timeout_ms, query_timeout_ms)
         self._writer = Writer(path, lock_timeout_ms, committed)
         self._writer.start()
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        try:
-            return self._reader.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as error:  # locked, unreadable or damaged: not a bug of ours
-            raise unavailable(error) from error
+        return self._reader.read(sql, params)
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
         return await self._writer.submit(lambda c: c.execute(sql, params).fetchall())
@@ -293,5 +294,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
         return str(rows[0][0]) if rows else None
 
     async def close(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(None, self._writer.stop)
-        self._reader.close()
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._readers.close)
+        await loop.run_in_executor(None, self._writer.stop)
+        self._reader.connection.close()

@@ -20,16 +20,20 @@ every statement (docs/search.md has the measurements behind each choice):
 Counts are capped (storage.COUNT_CAP) and remembered until the file changes (`PRAGMA
 data_version`, which every commit of another connection moves), so a catalog read more than it
 is written counts each query once; so are the probes that choose a plan.
+
+A list with words or a price range, or counted exactly, is read on a reader thread, never on
+the event loop (sqlite_readers.py), and each of its statements within the time budget.
 """
 
+import contextlib
 from collections.abc import Hashable
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from catalogo import storage
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query, key_of, trigrams
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, produto_of
+from catalogo.storage.sqlite_readers import Reader, Readers
 
 PROBE = 2_000  # below this many, a word or a price range is rare enough to find all and sort
 _KEYS = {
@@ -121,15 +125,11 @@ def _price_bounds(query: Query) -> list[tuple[str, int]]:
 
 
 class SQLiteSearch:
-    """The list: mixed into SQLiteStorage, whose `_read` it uses."""
+    """The list: mixed into SQLiteStorage, whose readers it uses."""
 
     if TYPE_CHECKING:
-
-        def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]: ...
-
-    @cached_property
-    def _counts(self) -> storage.Counts:
-        return storage.Counts()
+        _reader: Reader
+        _readers: Readers
 
     async def find(
         self,
@@ -138,86 +138,112 @@ class SQLiteSearch:
         count: int | None = None,
         position: bool = False,
     ) -> storage.Page[Produto, Position]:
-        self._read("BEGIN")
-        try:
-            plan = self._plan(query)
-            rows = self._rows(plan, cursor)
-            if cursor.before is not None and len(rows) <= cursor.limit:
-                cursor = storage.Cursor(cursor.limit)  # nothing before: this is the start
-                rows = self._rows(plan, cursor)
-            total = before = None
-            if count is not None:
-                total, before = (
-                    self._counted(c, count)
-                    for c in storage.countings(plan, cursor, rows, count, position)
-                )
-            newer = None
-            if cursor.after is not None and rows and not query.filtered:
-                back = storage.Cursor(cursor.limit, before=rows[0][1])
-                sql, params = plan.page(back, cursor.limit + 1, counted=True)
-                newer = self._read(sql, tuple(params))[0][0]
-            return storage.found(cursor, rows, total, newer, before)
-        finally:
-            self._read("COMMIT")
+        def read(reader: Reader) -> storage.Page[Produto, Position]:
+            return _find(reader, query, cursor, count, position)
 
-    def _rows(
-        self, plan: _Plan, cursor: storage.Cursor[Position]
-    ) -> list[tuple[Produto, Position]]:
-        sql, params = plan.page(cursor, cursor.limit + 1)
-        return [
-            (produto_of(row[:7]), key_of(plan.query, row[0], row[7], row[3], row[6]))
-            for row in self._read(sql, tuple(params))
-        ]
+        if _bounded(query, count):
+            return self._reader.snapshot(read)
+        return await self._readers.run(read)
 
-    def _counted(self, counting: int | storage.Counting | None, up_to: int) -> int | None:
-        if not isinstance(counting, storage.Counting):
-            return counting
-        return self._remembered(counting.counted, counting.statement, up_to)
 
-    def _remembered(self, counted: Hashable, statement: storage.Statement, up_to: int) -> int:
-        (version,) = self._read("PRAGMA data_version")[0]
-        if (known := self._counts.known(version, counted, up_to)) is not None:
-            return known
-        sql, params = statement
-        return self._counts.remember(counted, up_to, self._read(sql, tuple(params))[0][0])
+def _bounded(query: Query, count: int | None) -> bool:
+    """Whether a list costs the same at any size of the catalog, and so is read on the event
+    loop (sqlite_readers.py): a walk along an order's index from a cursor, or at most 100 ids,
+    counted no further than COUNT_CAP. Words and price ranges may read the whole catalog."""
+    unfiltered = not query.terms and query.preco_min is None and query.preco_max is None
+    return (unfiltered or bool(query.ids)) and (count is None or count <= storage.COUNT_CAP)
 
-    def _plan(self, query: Query) -> _Plan:
-        where = ["p.removido_em IS NULL"]
-        params: list[Any] = []
-        for term in query.terms:
-            where.append("instr(p.busca, ?) > 0")
-            params.append(term)
-        if query.ids:
-            where.append(f"p.id IN ({', '.join('?' * len(query.ids))})")
-            return _Plan(query, "produtos p", where, [*params, *query.ids])
-        column = query.ordem.lstrip("-")
-        found_by = list(dict.fromkeys(t for term in query.terms for t in trigrams(term)))
-        bounds = _price_bounds(query)
-        if found_by:
-            words = match(found_by)
-            if column == "id":
-                source = "produtos_busca f CROSS JOIN produtos p ON p.id = -f.rowid"
-                where = ["produtos_busca MATCH ?", *where]
-                return _Plan(query, source, where, [words, *params], fts_drives=True)
-            if self._rare("SELECT 1 FROM produtos_busca WHERE produtos_busca MATCH ?", [words]):
-                source = (
-                    "(SELECT -rowid AS id FROM produtos_busca WHERE produtos_busca MATCH ?) c "
-                    "CROSS JOIN produtos p ON p.id = c.id"
-                )
-                return _Plan(query, source, where, [words, *params])
-        elif bounds and column != "preco":
-            in_range = " AND ".join(f"p.preco_centavos {op} ?" for op, _ in bounds)
-            sql = f"SELECT 1 FROM produtos p INDEXED BY produtos_preco WHERE {LIVE} AND {in_range}"
-            if self._rare(sql, [centavos for _, centavos in bounds]):
-                return _Plan(query, "produtos p INDEXED BY produtos_preco", where, params)
-        return _Plan(query, f"produtos p {_INDEXES[column]}", where, params)
 
-    def _rare(self, sql: str, params: list[Any]) -> bool:
-        """Remembered as counts are: the same probe at every page of a list costs a fifth of
-        the page (a price range at a million products, docs/performance.md)."""
-        (version,) = self._read("PRAGMA data_version")[0]
-        probe = (sql, *params)
-        if (known := self._counts.known(version, probe, PROBE)) is None:
-            counted = self._read(f"SELECT count(*) FROM ({sql} LIMIT ?)", (*params, PROBE))
-            known = self._counts.remember(probe, PROBE, counted[0][0])
-        return known < PROBE
+def _find(
+    reader: Reader,
+    query: Query,
+    cursor: storage.Cursor[Position],
+    count: int | None,
+    position: bool,
+) -> storage.Page[Produto, Position]:
+    """A page, in one snapshot. A count that runs past the time budget is left out (None):
+    the page itself is what was asked for."""
+    plan = _plan(reader, query)
+    rows = _rows(reader, plan, cursor)
+    if cursor.before is not None and len(rows) <= cursor.limit:
+        cursor = storage.Cursor(cursor.limit)  # nothing before: this is the start
+        rows = _rows(reader, plan, cursor)
+    newer = None
+    if cursor.after is not None and rows and not query.filtered:
+        back = storage.Cursor(cursor.limit, before=rows[0][1])
+        sql, params = plan.page(back, cursor.limit + 1, counted=True)
+        newer = reader.read(sql, tuple(params))[0][0]
+    total = before = None
+    if count is not None:
+        whole, ahead = storage.countings(plan, cursor, rows, count, position)
+        with contextlib.suppress(storage.QueryTimeout):
+            total = _counted(reader, whole, count)
+            before = _counted(reader, ahead, count)
+    return storage.found(cursor, rows, total, newer, before)
+
+
+def _rows(
+    reader: Reader, plan: _Plan, cursor: storage.Cursor[Position]
+) -> list[tuple[Produto, Position]]:
+    sql, params = plan.page(cursor, cursor.limit + 1)
+    return [
+        (produto_of(row[:7]), key_of(plan.query, row[0], row[7], row[3], row[6]))
+        for row in reader.read(sql, tuple(params))
+    ]
+
+
+def _counted(reader: Reader, counting: int | storage.Counting | None, up_to: int) -> int | None:
+    if not isinstance(counting, storage.Counting):
+        return counting
+    return _remembered(reader, counting.counted, counting.statement, up_to)
+
+
+def _remembered(reader: Reader, counted: Hashable, statement: storage.Statement, up_to: int) -> int:
+    (version,) = reader.read("PRAGMA data_version")[0]
+    if (known := reader.counts.known(version, counted, up_to)) is not None:
+        return known
+    sql, params = statement
+    return reader.counts.remember(counted, up_to, reader.read(sql, tuple(params))[0][0])
+
+
+def _plan(reader: Reader, query: Query) -> _Plan:
+    where = ["p.removido_em IS NULL"]
+    params: list[Any] = []
+    for term in query.terms:
+        where.append("instr(p.busca, ?) > 0")
+        params.append(term)
+    if query.ids:
+        where.append(f"p.id IN ({', '.join('?' * len(query.ids))})")
+        return _Plan(query, "produtos p", where, [*params, *query.ids])
+    column = query.ordem.lstrip("-")
+    found_by = list(dict.fromkeys(t for term in query.terms for t in trigrams(term)))
+    bounds = _price_bounds(query)
+    if found_by:
+        words = match(found_by)
+        if column == "id":
+            source = "produtos_busca f CROSS JOIN produtos p ON p.id = -f.rowid"
+            where = ["produtos_busca MATCH ?", *where]
+            return _Plan(query, source, where, [words, *params], fts_drives=True)
+        if _rare(reader, "SELECT 1 FROM produtos_busca WHERE produtos_busca MATCH ?", [words]):
+            source = (
+                "(SELECT -rowid AS id FROM produtos_busca WHERE produtos_busca MATCH ?) c "
+                "CROSS JOIN produtos p ON p.id = c.id"
+            )
+            return _Plan(query, source, where, [words, *params])
+    elif bounds and column != "preco":
+        in_range = " AND ".join(f"p.preco_centavos {op} ?" for op, _ in bounds)
+        sql = f"SELECT 1 FROM produtos p INDEXED BY produtos_preco WHERE {LIVE} AND {in_range}"
+        if _rare(reader, sql, [centavos for _, centavos in bounds]):
+            return _Plan(query, "produtos p INDEXED BY produtos_preco", where, params)
+    return _Plan(query, f"produtos p {_INDEXES[column]}", where, params)
+
+
+def _rare(reader: Reader, sql: str, params: list[Any]) -> bool:
+    """Remembered as counts are: the same probe at every page of a list costs a fifth of the
+    page (a price range at a million products, docs/performance.md)."""
+    (version,) = reader.read("PRAGMA data_version")[0]
+    probe = (sql, *params)
+    if (known := reader.counts.known(version, probe, PROBE)) is None:
+        counted = reader.read(f"SELECT count(*) FROM ({sql} LIMIT ?)", (*params, PROBE))
+        known = reader.counts.remember(probe, PROBE, counted[0][0])
+    return known < PROBE

@@ -22,9 +22,11 @@ T = TypeVar("T")
 MAX_BATCH = 256
 
 
-def connect(path: str, lock_timeout_ms: int) -> sqlite3.Connection:
+def connect(path: str, lock_timeout_ms: int, check_same_thread: bool = True) -> sqlite3.Connection:
     """WAL is what lets reads run beside the writer; it is set here, where it is relied on."""
-    connection = sqlite3.connect(path, isolation_level=None, cached_statements=64)
+    connection = sqlite3.connect(
+        path, isolation_level=None, cached_statements=64, check_same_thread=check_same_thread
+    )
     connection.execute(f"PRAGMA busy_timeout={int(lock_timeout_ms)}")
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=FULL")
