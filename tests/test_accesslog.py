@@ -147,6 +147,31 @@ class TestTheLine:
             line.get("status") == 200 and "path" not in line for line in access_lines(log)
         )
 
+    @pytest.mark.parametrize(
+        ("content_type", "body"),
+        [
+            ("multipart/form-data", b"x"),
+            ("multipart/form-data; boundary=x", b"--x\r\nContent-Disposition[: form-data\r\n\r\nv"),
+        ],
+    )
+    def test_a_broken_multipart_body_writes_only_json_lines(
+        self, server: tuple[str, Path], content_type: str, body: bytes
+    ) -> None:
+        """python-multipart warned in plain text ("No boundary given") before it raised; the
+        400 says why already, and its line carries the request id."""
+        base, log = server
+        written = log.stat().st_size
+        with http_client(base) as client:
+            response = client.post(
+                "/produtos",
+                content=body,
+                headers={"content-type": content_type, "x-request-id": f"multipart-{len(body)}"},
+            )
+        assert response.status_code == 400 and "Formulário malformado" in response.text
+        assert line_of(log, f"multipart-{len(body)}")["status"] == 400
+        lines = log.read_bytes()[written:].decode().splitlines()
+        assert [line for line in lines if not line.startswith("{")] == []
+
 
 async def _last_resort(request: Request, error: Exception) -> Response:
     return PlainTextResponse("falhou", 500)

@@ -139,3 +139,24 @@ def test_a_json_number_with_too_many_digits_is_400_in_our_words(
     assert response.status_code == 400
     assert f"um número com {digits} algarismos é longo demais" in response.json()["detail"]
     assert "4300" not in response.text and count_products(db) == 0
+
+
+@pytest.mark.parametrize("number", [b"1e5", b"2.5E-3", b"1.0E+1000000000000000000"])
+def test_a_json_number_with_an_exponent_is_ignored_where_nothing_reads_it(
+    client: TestClient, db: Database, number: bytes
+) -> None:
+    body = b'{"nome": "Caneca", "preco": "1", "peso": ' + number + b', "id": ' + number + b"}"
+    created = client.post("/produtos", content=body, headers=JSON_BODY)
+    assert created.status_code == 201 and created.json()["nome"] == "Caneca"
+
+
+@pytest.mark.parametrize("member", [b"nome", b"preco", b"descricao", b"versao"])
+def test_a_json_number_with_an_exponent_is_400_where_it_is_read(
+    client: TestClient, db: Database, member: bytes
+) -> None:
+    members = {b"nome": b'"Caneca"', b"preco": b'"1"', member: b"1e2"}
+    body = b"{" + b", ".join(b'"%s": %s' % pair for pair in members.items()) + b"}"
+    response = client.post("/produtos", content=body, headers=JSON_BODY)
+    assert response.status_code == 400
+    assert "1e2 usa expoente" in response.json()["detail"]
+    assert count_products(db) == 0

@@ -1,7 +1,8 @@
 """Request bodies, read strictly: a form or a JSON object in UTF-8, or a clear 400 or 415.
 
-Nothing is guessed: a field sent twice with two values, a number written with an exponent and a
-JSON object that repeats a key are refused, not resolved one way or the other.
+Nothing is guessed: a field sent twice with two values, a number written with an exponent (in a
+member that is read) and a JSON object that repeats a key are refused, not resolved one way or
+the other.
 """
 
 import json
@@ -71,8 +72,10 @@ def _check_utf8(options: dict[bytes, bytes]) -> None:
         raise errors.not_utf8_charset()
 
 
-async def read_json(request: Request) -> dict[str, Any]:
-    """The request's JSON object. Numbers with a fraction stay exact (Decimal, never float)."""
+async def read_json(request: Request, members: Collection[str] = ()) -> dict[str, Any]:
+    """The request's JSON object. Numbers with a fraction stay exact (Decimal, never float);
+    one written with an exponent is refused in the `members` that are read, and left alone in
+    the others, which are ignored."""
     media, options = media_type(request)
     if media != JSON:
         raise errors.unsupported_body()
@@ -92,6 +95,10 @@ async def read_json(request: Request) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise errors.bad_request(errors.NOT_A_JSON_OBJECT)
     _refuse_lone_surrogates(value)
+    for name in members:
+        if isinstance(value.get(name), _Exponent):
+            written = f"{value[name]} usa expoente; escreva o número por extenso"
+            raise errors.bad_request(errors.MALFORMED_JSON, written)
     return value
 
 
@@ -116,10 +123,15 @@ _MAX_DIGITS = 100
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _exact_number(text: str) -> Decimal:
-    """A JSON number with a fraction, exactly; exponents are refused, as in typed prices."""
+class _Exponent(str):
+    """A JSON number written with an exponent, as it was written: refused where it is read, as
+    in typed prices (read_json)."""
+
+
+def _exact_number(text: str) -> Decimal | _Exponent:
+    """A JSON number with a fraction, exactly."""
     if "e" in text or "E" in text:
-        raise ValueError(f"{text} usa expoente; escreva o número por extenso")
+        return _Exponent(text)
     return Decimal(text)
 
 

@@ -105,3 +105,10 @@ def configure() -> None:
     if _HANDLER not in logger.handlers:
         logger.addHandler(_HANDLER)
     logger.setLevel(logging.INFO)
+    # python-multipart warns, in plain text, of every malformed body it then raises about
+    # ("No boundary given"); that error is the client's 400 (bodies.py), which says why and is
+    # in the access log under its request id. Its own errors, if any, come here as JSON.
+    multipart = logging.getLogger("python_multipart")
+    if _HANDLER not in multipart.handlers:
+        multipart.addHandler(_HANDLER)
+    multipart.setLevel(logging.ERROR)
