@@ -15,6 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from catalogo import accounts
+from catalogo.accounts import Busy, Passwords
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
@@ -353,6 +354,24 @@ class TestSigningIn:
         limit = accounts.MAX_FAILURES_PAIR
         assert Counter(status for status, _ in answers) == {422: limit, 429: 30 - limit}
         assert all(800 < int(wait) <= 901 for status, wait in answers if status == 429)
+
+    def test_a_sign_in_turned_away_for_a_crowd_counts_for_nothing(
+        self, settings: Settings, database: str, db: Database
+    ) -> None:
+        class Crowded(Passwords):
+            async def verify(self, stored: str | None, senha: str) -> bool:
+                raise Busy()
+
+        add_user(database)
+        app = create_app(settings)
+        with TestClient(app, follow_redirects=False) as client:
+            real = app.state.services
+            app.state.services = dataclasses.replace(real, passwords=Crowded())
+            for _ in range(accounts.MAX_FAILURES_PAIR + 1):
+                assert sign_in(client).status_code == 503
+            app.state.services = real
+            assert db.execute("SELECT count(*) FROM login_attempts").fetchone()[0] == 0
+            assert sign_in(client).status_code == 303
 
     def test_a_stranger_failing_everywhere_cannot_lock_out_an_address_that_signed_in_before(
         self, client: TestClient, database: str, db: Database

@@ -183,7 +183,9 @@ def test_a_try_never_settled_counts_as_a_failure_until_it_leaves_the_window(data
     run(database, test)
 
 
-def test_a_right_password_starts_the_count_again(database: str) -> None:
+def test_a_right_password_starts_the_count_again_and_an_unchecked_try_counts_for_nothing(
+    database: str,
+) -> None:
     now = time.time()
 
     async def test(storage: Storage) -> None:
@@ -192,6 +194,10 @@ def test_a_right_password_starts_the_count_again(database: str) -> None:
         await storage.sign_in_succeeded(
             await storage.reserve_sign_in("maria", "192.0.2.1", now + 1)
         )
+        for _ in range(accounts.MAX_FAILURES_PAIR):
+            await storage.forget_sign_in(
+                await storage.reserve_sign_in("maria", "192.0.2.1", now + 2)
+            )
         for _ in range(accounts.MAX_FAILURES_PAIR):
             await storage.reserve_sign_in("maria", "192.0.2.1", now + 2)
         with pytest.raises(Throttled):

@@ -246,12 +246,17 @@ async def check_password(
     other page that asks for the password again. Each try is weighed against the throttle and
     counted as a failure in one atomic step (Throttled), before the password is checked, so that
     tries sent together cannot all pass the count; a right password then turns it into a success.
-    A hash made with older parameters is made again."""
+    A try turned away for a crowd (Busy) was never checked, and counts for nothing. A hash made
+    with older parameters is made again."""
     attempt = await storage.reserve_sign_in(nome, address, now)
     found = await storage.user(nome)
     usuario, stored = found if found is not None and found[0].ativo else (None, None)
     senha = unicodedata.normalize("NFC", senha)
-    ok = len(senha) <= SENHA_MAXIMA and await passwords.verify(stored, senha)
+    try:
+        ok = len(senha) <= SENHA_MAXIMA and await passwords.verify(stored, senha)
+    except Busy:
+        await storage.forget_sign_in(attempt)
+        raise
     if not ok or usuario is None or stored is None:
         return None
     await storage.sign_in_succeeded(attempt)

@@ -411,6 +411,10 @@ class Storage(Protocol):
         """The password was right: the try counts as a success."""
         ...
 
+    async def forget_sign_in(self, attempt: int) -> None:
+        """The password was never checked: the try counts for nothing."""
+        ...
+
     async def create_session(
         self,
         usuario_id: int,

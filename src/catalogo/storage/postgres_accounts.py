@@ -157,6 +157,12 @@ class PostgresAccounts(PostgresPool):
 
         await self._run(succeed)  # marking twice marks once
 
+    async def forget_sign_in(self, attempt: int) -> None:
+        async def forget(connection: "Connection") -> None:
+            await connection.execute("DELETE FROM login_attempts WHERE id = $1", attempt)
+
+        await self._run(forget)  # deleting twice deletes once
+
     async def create_session(
         self,
         usuario_id: int,

@@ -129,6 +129,11 @@ class SQLiteAccounts:
             lambda c: c.execute("UPDATE login_attempts SET ok = true WHERE id = ?", (attempt,))
         )
 
+    async def forget_sign_in(self, attempt: int) -> None:
+        await self._submit(
+            lambda c: c.execute("DELETE FROM login_attempts WHERE id = ?", (attempt,))
+        )
+
     async def create_session(
         self,
         usuario_id: int,
