@@ -1,16 +1,21 @@
 """Who may do what, over HTTP to the real app and a real database: the modes, sessions, tokens
 and roles (access.py), on SQLite and PostgreSQL."""
 
+import contextlib
 import dataclasses
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Literal
 
 import httpx2
 import pytest
 from starlette.testclient import TestClient
 
+from catalogo import accounts
+from catalogo.accounts import Busy, Passwords
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
@@ -20,6 +25,7 @@ from tests.helpers import (
     Stored,
     add_token,
     add_user,
+    all_at_once,
     bearer,
     create_via_form,
     eventually,
@@ -29,6 +35,7 @@ from tests.helpers import (
     stored,
     stored_names,
 )
+from tests.processes import catalogo, http_client, serving
 
 PRODUTO = {"nome": "Caneca", "preco": "10,00"}
 
@@ -312,6 +319,59 @@ class TestSigningIn:
         assert refused.status_code == 429
         assert 800 < int(refused.headers["retry-after"]) <= 901
         assert "set-cookie" not in refused.headers
+
+    @pytest.mark.parametrize("servers", [1, 2], ids=["two workers", "two instances"])
+    def test_a_burst_of_wrong_passwords_gets_exactly_the_limit_checked_and_the_rest_429(
+        self, database: str, tmp_path: Path, servers: int
+    ) -> None:
+        """Thirty at once for one name from one address, to real servers: each attempt counts
+        before its password is checked, whichever worker or instance takes it."""
+        created = catalogo(
+            database,
+            "usuarios",
+            "criar",
+            "maria",
+            "--papel",
+            "editor",
+            "--senha-stdin",
+            input=SENHA,
+        )
+        assert created.returncode == 0, created.stderr
+        workers = ("--workers", "2") if servers == 1 else ()
+        with contextlib.ExitStack() as running:
+            bases = []
+            for n in range(servers):
+                (logs := tmp_path / f"serve{n}").mkdir()
+                bases.append(running.enter_context(serving(database, logs, *workers))[0])
+
+            def attempt(n: int, start: Callable[[], None]) -> tuple[int, str]:
+                with http_client(bases[n % servers], timeout=30) as client:
+                    start()
+                    answer = sign_in(client, senha="errada errada errada")
+                    return answer.status_code, answer.headers.get("retry-after", "")
+
+            answers = all_at_once(30, attempt)
+        limit = accounts.MAX_FAILURES_PAIR
+        assert Counter(status for status, _ in answers) == {422: limit, 429: 30 - limit}
+        assert all(800 < int(wait) <= 901 for status, wait in answers if status == 429)
+
+    def test_a_sign_in_turned_away_for_a_crowd_counts_for_nothing(
+        self, settings: Settings, database: str, db: Database
+    ) -> None:
+        class Crowded(Passwords):
+            async def verify(self, stored: str | None, senha: str) -> bool:
+                raise Busy()
+
+        add_user(database)
+        app = create_app(settings)
+        with TestClient(app, follow_redirects=False) as client:
+            real = app.state.services
+            app.state.services = dataclasses.replace(real, passwords=Crowded())
+            for _ in range(accounts.MAX_FAILURES_PAIR + 1):
+                assert sign_in(client).status_code == 503
+            app.state.services = real
+            assert db.execute("SELECT count(*) FROM login_attempts").fetchone()[0] == 0
+            assert sign_in(client).status_code == 303
 
     def test_a_stranger_failing_everywhere_cannot_lock_out_an_address_that_signed_in_before(
         self, client: TestClient, database: str, db: Database

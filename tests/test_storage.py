@@ -2,12 +2,15 @@
 an idempotency key is honoured once. Each test runs on SQLite and on PostgreSQL."""
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from typing import Any, TypeVar
 
 import pytest
 
+from catalogo import accounts
+from catalogo.accounts import Throttled
 from catalogo.historia import CLI
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query
@@ -115,6 +118,90 @@ def test_a_key_remembers_the_product_its_first_request_created(database: str) ->
         created = await storage.create_once(produto("x"), "k", claim.claimed_at, CLI)
         assert await storage.claim_key("k", "f") == KeyClaim("created", created=created.id)
         assert await storage.claim_key("k", "other") == KeyClaim("other_request")
+
+    run(database, test)
+
+
+def run_on_several(
+    database: str, stores: int, test: Callable[[list[Storage]], Awaitable[None]]
+) -> None:
+    """Runs `test` against `stores` stores opened on `database`, as as many workers or
+    instances would: each its own connections (and on SQLite its own writer)."""
+
+    async def opened() -> None:
+        opened = [await open_storage(Settings(database_url=database)) for _ in range(stores)]
+        try:
+            await test(opened)
+        finally:
+            for storage in opened:
+                await storage.close()
+
+    asyncio.run(opened())
+
+
+@pytest.mark.parametrize(
+    ("tries", "who", "limit"),
+    [
+        (30, lambda n: ("maria", "192.0.2.1"), accounts.MAX_FAILURES_PAIR),
+        (40, lambda n: (f"u{n}", "192.0.2.1"), accounts.MAX_FAILURES_ADDRESS),
+        (60, lambda n: ("maria", f"192.0.2.{n}"), accounts.MAX_FAILURES_NAME),
+    ],
+    ids=["one name from one address", "any names from one address", "one name from anywhere"],
+)
+def test_sign_ins_tried_at_once_on_three_stores_reserve_exactly_the_limit(
+    database: str, db: Database, tries: int, who: Callable[[int], tuple[str, str]], limit: int
+) -> None:
+    now = time.time()
+
+    async def test(stores: list[Storage]) -> None:
+        async def reserve(n: int) -> int | None:
+            try:
+                return await stores[n % len(stores)].reserve_sign_in(*who(n), now)
+            except Throttled:
+                return None
+
+        reserved = await asyncio.gather(*(reserve(n) for n in range(tries)))
+        assert sum(attempt is not None for attempt in reserved) == limit
+
+    run_on_several(database, 3, test)
+    assert db.execute("SELECT count(*) FROM login_attempts WHERE NOT ok").fetchone() == (limit,)
+
+
+def test_a_try_never_settled_counts_as_a_failure_until_it_leaves_the_window(database: str) -> None:
+    """As when the process died while it checked the password: no one is locked out for good."""
+    now = time.time()
+
+    async def test(storage: Storage) -> None:
+        for _ in range(accounts.MAX_FAILURES_PAIR):
+            await storage.reserve_sign_in("maria", "192.0.2.1", now)
+        with pytest.raises(Throttled) as refused:
+            await storage.reserve_sign_in("maria", "192.0.2.1", now + 1)
+        assert refused.value.seconds == accounts.FAILURE_WINDOW_S
+        later = now + accounts.FAILURE_WINDOW_S + 1
+        assert await storage.reserve_sign_in("maria", "192.0.2.1", later)
+
+    run(database, test)
+
+
+def test_a_right_password_starts_the_count_again_and_an_unchecked_try_counts_for_nothing(
+    database: str,
+) -> None:
+    now = time.time()
+
+    async def test(storage: Storage) -> None:
+        for _ in range(accounts.MAX_FAILURES_PAIR - 1):
+            await storage.reserve_sign_in("maria", "192.0.2.1", now)
+        await storage.sign_in_succeeded(
+            await storage.reserve_sign_in("maria", "192.0.2.1", now + 1)
+        )
+        for _ in range(accounts.MAX_FAILURES_PAIR):
+            await storage.forget_sign_in(
+                await storage.reserve_sign_in("maria", "192.0.2.1", now + 2)
+            )
+        for _ in range(accounts.MAX_FAILURES_PAIR):
+            await storage.reserve_sign_in("maria", "192.0.2.1", now + 2)
+        with pytest.raises(Throttled):
+            await storage.reserve_sign_in("maria", "192.0.2.1", now + 2)
 
     run(database, test)
 

@@ -46,7 +46,7 @@ TOKEN_PREFIX = "cat_"  # noqa: S105 - what every token starts with, for secret s
 _TOKEN = re.compile(r"cat_[A-Za-z0-9_-]{43}", re.ASCII)
 _SESSION = re.compile(r"[A-Za-z0-9_-]{43}", re.ASCII)
 
-# Sign-in throttling (storage counts the failures, `throttled` decides).
+# Sign-in throttling (storage counts the failures, `throttled` decides, in one atomic step).
 FAILURE_WINDOW_S = 15 * 60
 MAX_FAILURES_PAIR = 5  # one name from one address
 MAX_FAILURES_ADDRESS = 30  # any names from one address
@@ -202,7 +202,7 @@ class Failures:
     """Failed sign-ins within FAILURE_WINDOW_S, as storage counts them: of this name from this
     address since its last success there, from this address, of this name; whether the
     address is one this name signed in from lately, and when the oldest counted failure of
-    each kind leaves the window."""
+    each kind leaves the window. A try whose password is still being checked counts as failed."""
 
     pair: int
     address: int
@@ -243,18 +243,23 @@ async def check_password(
     storage: "Storage", passwords: "Passwords", nome: str, senha: str, address: str, now: float
 ) -> Usuario | None:
     """The active user `nome` when `senha` is theirs, else None, for signing in and for any
-    other page that asks for the password again. Each try is first weighed against the
-    throttle (Throttled) and then recorded; a hash made with older parameters is made again."""
-    wait = throttled(await storage.sign_in_failures(nome, address, now), now)
-    if wait is not None:
-        raise Throttled(wait)
+    other page that asks for the password again. Each try is weighed against the throttle and
+    counted as a failure in one atomic step (Throttled), before the password is checked, so that
+    tries sent together cannot all pass the count; a right password then turns it into a success.
+    A try turned away for a crowd (Busy) was never checked, and counts for nothing. A hash made
+    with older parameters is made again."""
+    attempt = await storage.reserve_sign_in(nome, address, now)
     found = await storage.user(nome)
     usuario, stored = found if found is not None and found[0].ativo else (None, None)
     senha = unicodedata.normalize("NFC", senha)
-    ok = len(senha) <= SENHA_MAXIMA and await passwords.verify(stored, senha)
-    await storage.record_sign_in(nome, address, ok, now)
+    try:
+        ok = len(senha) <= SENHA_MAXIMA and await passwords.verify(stored, senha)
+    except Busy:
+        await storage.forget_sign_in(attempt)
+        raise
     if not ok or usuario is None or stored is None:
         return None
+    await storage.sign_in_succeeded(attempt)
     if passwords.needs_rehash(stored):
         rehashed = await passwords.hash(senha)
         await storage.update_user(nome, password_hash=rehashed, same_password=True)

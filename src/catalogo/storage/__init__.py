@@ -20,14 +20,15 @@ ABANDONED_AFTER_SECONDS. Storage keeps data only; the answers are idempotency.py
 
 Accounts (accounts.py) keep users, sessions, tokens and sign-in attempts: every call that finds
 who is asking reads the database, so that a revoked token or an ended session stops working at
-once on every instance.
+once on every instance. A sign-in is counted before its password is checked (`reserve_sign_in`),
+so that tries sent together meet the throttle one after another.
 """
 
 from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
-from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
+from catalogo.accounts import Papel, Principal, Sessao, Token, Usuario
 from catalogo.historia import Autoria, Evento
 from catalogo.produtos import Produto
 from catalogo.search import END, Ordem, Position, Query
@@ -409,9 +410,19 @@ class Storage(Protocol):
         deactivation ends the user's sessions, all but `keep_session`. Raises UnknownUser."""
         ...
 
-    async def record_sign_in(self, nome: str, address: str, ok: bool, now: float) -> None: ...
+    async def reserve_sign_in(self, nome: str, address: str, now: float) -> int:
+        """Weighs a sign-in against the failures `accounts.throttled` counts and, if it may be
+        tried, records it as failed, in one step that no other try of the name or the address
+        comes between, on any connection or instance: its id. Raises accounts.Throttled."""
+        ...
 
-    async def sign_in_failures(self, nome: str, address: str, now: float) -> Failures: ...
+    async def sign_in_succeeded(self, attempt: int) -> None:
+        """The password was right: the try counts as a success."""
+        ...
+
+    async def forget_sign_in(self, attempt: int) -> None:
+        """The password was never checked: the try counts for nothing."""
+        ...
 
     async def create_session(
         self,

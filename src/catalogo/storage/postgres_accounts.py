@@ -3,6 +3,7 @@ sign-in attempts, with the same bounds and the same rule for running a failed ca
 (postgres.py's docstring): reads always, writes only when asyncpg refused to send them."""
 
 import contextlib
+import hashlib
 from typing import Any, TypeVar
 
 import asyncpg
@@ -32,6 +33,16 @@ SELECT
     min(at) FILTER (WHERE nome = $1)
 FROM login_attempts WHERE NOT ok AND at > $3 AND (nome = $1 OR address = $2)
 """
+# A sign-in's advisory locks, of its name and of its address: two statements, run in order, of
+# numbers made here (`_lock_key`). The class ids are any constants of our own ("sign", "addr").
+_SIGN_IN_LOCKS = (
+    "SELECT pg_advisory_xact_lock(1936287598, {}); SELECT pg_advisory_xact_lock(1633969266, {})"
+)
+
+
+def _lock_key(text: str) -> int:
+    """A signed 32-bit number for `text`, the same in every process (unlike hash())."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big", signed=True)
 
 
 def _usuario(row: Any) -> Usuario:
@@ -111,25 +122,46 @@ class PostgresAccounts(PostgresPool):
             raise storage.UnknownUser(nome)
         return _usuario(row)
 
-    async def record_sign_in(self, nome: str, address: str, ok: bool, now: float) -> None:
-        async def record(connection: "Connection") -> None:
-            await connection.execute(
-                "WITH old AS (DELETE FROM login_attempts WHERE at < $5 "
-                "AND (NOT ok OR at < $6)) "
-                "INSERT INTO login_attempts (nome, address, at, ok) VALUES ($1, $2, $3, $4)",
+    async def reserve_sign_in(self, nome: str, address: str, now: float) -> int:
+        """In a transaction that first takes the name's lock, then the address's (always in
+        that order, so that no two tries wait for each other in a ring): any other try of
+        either, from any connection or instance, waits until this one has committed, and its
+        count, in a statement of its own, then sees this one."""
+        since = now - accounts.FAILURE_WINDOW_S
+
+        async def reserve(connection: "Connection") -> int:
+            await connection.execute(_SIGN_IN_LOCKS.format(_lock_key(nome), _lock_key(address)))
+            row = (await connection.fetch(_FAILURES, nome, address, since))[0]
+            failures = Failures(row[0], row[1], row[2], row[3], row[4], row[5], row[6])
+            wait = accounts.throttled(failures, now)
+            if wait is not None:
+                raise accounts.Throttled(wait)
+            attempt: int = await connection.fetchval(
+                "WITH old AS (DELETE FROM login_attempts WHERE at < $4 "
+                "AND (NOT ok OR at < $5)) "
+                "INSERT INTO login_attempts (nome, address, at, ok) VALUES ($1, $2, $3, false) "
+                "RETURNING id",
                 nome,
                 address,
                 now,
-                ok,
                 now - 86400,
                 now - accounts.KNOWN_ADDRESS_DAYS * 86400,
             )
+            return attempt
 
-        await self._write(record)
+        return await self._change(reserve)
 
-    async def sign_in_failures(self, nome: str, address: str, now: float) -> Failures:
-        row = (await self._fetch(_FAILURES, nome, address, now - accounts.FAILURE_WINDOW_S))[0]
-        return Failures(row[0], row[1], row[2], row[3], row[4], row[5], row[6])
+    async def sign_in_succeeded(self, attempt: int) -> None:
+        async def succeed(connection: "Connection") -> None:
+            await connection.execute("UPDATE login_attempts SET ok = true WHERE id = $1", attempt)
+
+        await self._run(succeed)  # marking twice marks once
+
+    async def forget_sign_in(self, attempt: int) -> None:
+        async def forget(connection: "Connection") -> None:
+            await connection.execute("DELETE FROM login_attempts WHERE id = $1", attempt)
+
+        await self._run(forget)  # deleting twice deletes once
 
     async def create_session(
         self,

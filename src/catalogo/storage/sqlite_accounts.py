@@ -15,6 +15,20 @@ _TOKENS_COLUMNS = (
     "t.id, u.nome, t.nome, t.papel, t.created_at, t.expires_at, t.last_used_at, t.revoked_at"
 )
 _TOKENS_FROM = "FROM tokens t JOIN usuarios u ON u.id = t.usuario_id"
+_FAILURES = """
+SELECT
+    (SELECT count(*) FROM login_attempts WHERE nome = ?1 AND address = ?2
+        AND NOT ok AND at > max(?3, coalesce((SELECT max(at) FROM login_attempts
+            WHERE nome = ?1 AND address = ?2 AND ok), 0))),
+    (SELECT count(*) FROM login_attempts WHERE address = ?2 AND NOT ok AND at > ?3),
+    (SELECT count(*) FROM login_attempts WHERE nome = ?1 AND NOT ok AND at > ?3),
+    EXISTS (SELECT 1 FROM login_attempts WHERE nome = ?1 AND address = ?2 AND ok),
+    (SELECT min(at) FROM login_attempts WHERE nome = ?1 AND address = ?2
+        AND NOT ok AND at > max(?3, coalesce((SELECT max(at) FROM login_attempts
+            WHERE nome = ?1 AND address = ?2 AND ok), 0))),
+    (SELECT min(at) FROM login_attempts WHERE address = ?2 AND NOT ok AND at > ?3),
+    (SELECT min(at) FROM login_attempts WHERE nome = ?1 AND NOT ok AND at > ?3)
+"""
 
 
 def _usuario(row: Any) -> Usuario:
@@ -84,39 +98,41 @@ class SQLiteAccounts:
 
         return await self._submit(run)
 
-    async def record_sign_in(self, nome: str, address: str, ok: bool, now: float) -> None:
-        def run(connection: sqlite3.Connection) -> None:
+    async def reserve_sign_in(self, nome: str, address: str, now: float) -> int:
+        """On the writer's connection, inside BEGIN IMMEDIATE: every other try in this process
+        is behind it in the writer's queue, and every other process waits for the file's lock."""
+
+        def run(connection: sqlite3.Connection) -> int:
+            row = connection.execute(
+                _FAILURES, (nome, address, now - accounts.FAILURE_WINDOW_S)
+            ).fetchone()
+            failures = Failures(row[0], row[1], row[2], bool(row[3]), row[4], row[5], row[6])
+            wait = accounts.throttled(failures, now)
+            if wait is not None:
+                raise accounts.Throttled(wait)
             connection.execute(
                 "DELETE FROM login_attempts WHERE at < ? AND (NOT ok OR at < ?)",
                 (now - 86400, now - accounts.KNOWN_ADDRESS_DAYS * 86400),
             )
-            connection.execute(
-                "INSERT INTO login_attempts (nome, address, at, ok) VALUES (?, ?, ?, ?)",
-                (nome, address, now, ok),
+            return int(
+                connection.execute(
+                    "INSERT INTO login_attempts (nome, address, at, ok) VALUES (?, ?, ?, false) "
+                    "RETURNING id",
+                    (nome, address, now),
+                ).fetchone()[0]
             )
 
-        await self._submit(run)
+        return await self._submit(run)
 
-    async def sign_in_failures(self, nome: str, address: str, now: float) -> Failures:
-        since = now - accounts.FAILURE_WINDOW_S
-        row = self._read(
-            """
-            SELECT
-                (SELECT count(*) FROM login_attempts WHERE nome = ?1 AND address = ?2
-                    AND NOT ok AND at > max(?3, coalesce((SELECT max(at) FROM login_attempts
-                        WHERE nome = ?1 AND address = ?2 AND ok), 0))),
-                (SELECT count(*) FROM login_attempts WHERE address = ?2 AND NOT ok AND at > ?3),
-                (SELECT count(*) FROM login_attempts WHERE nome = ?1 AND NOT ok AND at > ?3),
-                EXISTS (SELECT 1 FROM login_attempts WHERE nome = ?1 AND address = ?2 AND ok),
-                (SELECT min(at) FROM login_attempts WHERE nome = ?1 AND address = ?2
-                    AND NOT ok AND at > max(?3, coalesce((SELECT max(at) FROM login_attempts
-                        WHERE nome = ?1 AND address = ?2 AND ok), 0))),
-                (SELECT min(at) FROM login_attempts WHERE address = ?2 AND NOT ok AND at > ?3),
-                (SELECT min(at) FROM login_attempts WHERE nome = ?1 AND NOT ok AND at > ?3)
-            """,
-            (nome, address, since),
-        )[0]
-        return Failures(row[0], row[1], row[2], bool(row[3]), row[4], row[5], row[6])
+    async def sign_in_succeeded(self, attempt: int) -> None:
+        await self._submit(
+            lambda c: c.execute("UPDATE login_attempts SET ok = true WHERE id = ?", (attempt,))
+        )
+
+    async def forget_sign_in(self, attempt: int) -> None:
+        await self._submit(
+            lambda c: c.execute("DELETE FROM login_attempts WHERE id = ?", (attempt,))
+        )
 
     async def create_session(
         self,
