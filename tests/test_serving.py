@@ -295,6 +295,25 @@ def _signed_in(serve: Serve) -> str:
     return found[1].decode()
 
 
+def test_workers_stop_on_their_own_when_serve_is_killed(database: str) -> None:
+    """They take no signal, and wait for serve's word: its death is one."""
+    with serving(database, "2") as serve:
+        _until_answering(serve)
+        serve.said("Started worker-2")
+        os.kill(serve.process.pid, signal.SIGKILL)
+        eventually(lambda: _group(serve.process.pid) == [])
+
+
+def test_a_sighup_is_ignored(database: str) -> None:
+    """Granian would restart its workers, signalling them; serve's take no signal."""
+    with serving(database, "1") as serve:
+        _until_answering(serve)
+        os.killpg(serve.process.pid, signal.SIGHUP)
+        assert serve.ask(HEALTH) == 200
+        _stopped_cleanly(serve, Knocking(serve, 1, lambda _: HEALTH))
+        assert "HUP" not in "".join(serve.lines)
+
+
 def test_a_second_serve_on_the_same_port_is_refused_with_a_message(database: str) -> None:
     """Granian's own sockets share a port (SO_REUSEPORT): a second serve would have taken half
     of the first one's connections."""
