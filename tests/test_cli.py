@@ -292,8 +292,9 @@ def test_sigterm_finishes_the_request_under_way_refuses_new_ones_and_exits_0(
     log = tmp_path / "serve.log"
     base, process = start_serving(database, log, "--workers", "2")
     try:
-        # Both workers up: one still starting would miss the signal (Granian's; cli.py's
-        # STOP_TIMEOUT_S bounds that case, which is not the one tested here).
+        # Both workers up, so that the port refuses at once: a worker still starting keeps the
+        # socket open (new connections wait on it) until it is ready, and then stops at once
+        # (tests/test_serving.py stops serve while it starts).
         eventually(lambda: log.read_text().count("Started worker-") == 2)
         _, port = address(base)
         body = b'{"nome": "Caneca", "preco": "29.90"}'

@@ -284,16 +284,15 @@ def _when(moment: float | None) -> str:
 
 
 # How long a worker may take to finish what it began once told to stop: over the app's own
-# worst case (about 20 s, a database that does not answer), under systemd's TimeoutStopSec (30
-# s in deploy/). It also ends a worker that misses the signal: Granian's workers lose a
-# SIGTERM that comes while they are still starting, and would then be waited for forever.
+# worst case (about 20 s, a database that does not answer), and with serving.DRAIN_S under
+# systemd's TimeoutStopSec (30 s in deploy/).
 STOP_TIMEOUT_S = 25
 
 
 def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
-    """Granian serves until SIGTERM (or Ctrl-C): it stops accepting, lets every worker finish
-    the requests it has begun (within STOP_TIMEOUT_S), then runs the app's shutdown; this
-    returns when all are done.
+    """Granian serves until SIGTERM (or Ctrl-C), however it comes (serving.py): serve stops
+    accepting, lets every worker finish the requests it has begun (within STOP_TIMEOUT_S),
+    then runs the app's shutdown; this returns when all are done.
 
     It holds CATALOGO_MAX_CONNECTIONS at once: Granian's default of 1,024 (its backlog) let
     idle uploads take every slot, and then nothing else was accepted. A slot is held only for a
@@ -301,10 +300,12 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
     request, even one that never sends a byte (hyper times those only in HTTP/1-only mode; its
     HTTP/2 detection waits forever). Each slot costs a file descriptor: the soft limit is
     raised towards the hard one to hold them all."""
-    from granian import Granian
     from granian.constants import HTTPModes, Interfaces
     from granian.http import HTTP1Settings
 
+    from catalogo import serving
+
+    serving.hold_stop_signals()  # before the metrics' process, which inherits it
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = settings.max_connections + 1024  # the database, the logs, the listening socket
     if soft != resource.RLIM_INFINITY and soft < wanted:
@@ -312,19 +313,21 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     with _metrics_exported(settings, port):
         print(f"catalogo: serving http://{host}:{port}/produtos", flush=True)
-        Granian(
-            "catalogo.app:create_app",
-            factory=True,
-            address=host,
-            port=port,
-            workers=workers,
-            interface=Interfaces.ASGI,
-            http=HTTPModes.http1,
-            http1_settings=HTTP1Settings(header_read_timeout=settings.header_timeout_ms),
-            backlog=4096,  # the kernel keeps at most net.core.somaxconn of these
-            backpressure=max(1, settings.max_connections // workers),
-            workers_kill_timeout=STOP_TIMEOUT_S,
-        ).serve()
+        try:
+            serving.serve(
+                target="catalogo.app:create_app",
+                address=host,
+                port=port,
+                workers=workers,
+                interface=Interfaces.ASGI,
+                http=HTTPModes.http1,
+                http1_settings=HTTP1Settings(header_read_timeout=settings.header_timeout_ms),
+                backlog=4096,  # the kernel keeps at most net.core.somaxconn of these
+                backpressure=max(1, settings.max_connections // workers),
+                workers_kill_timeout=STOP_TIMEOUT_S,
+            )
+        except serving.CannotListen as error:
+            sys.exit(f"catalogo: {error}")
 
 
 @contextlib.contextmanager

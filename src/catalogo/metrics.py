@@ -122,14 +122,15 @@ def exporting(host: str, port: int, folder: str) -> Iterator[None]:
             )
         yield
     finally:
-        exporter.terminate()
+        exporter.kill()  # it takes no stop signal (below), and has nothing to finish
         exporter.join()
 
 
 def _export(host: str, port: int, folder: str, ready: Connection) -> None:
-    # Ctrl-C reaches the whole process group: serve stops this process itself, once its
-    # workers are done, rather than have it print a KeyboardInterrupt.
+    # A stop (systemd's SIGTERM, Ctrl-C) reaches the whole process group: serve stops this
+    # process itself, once its workers are done, so that their last numbers are still read.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=folder)  # type: ignore[no-untyped-call]
     try:
