@@ -20,7 +20,8 @@ of its own (signal.sigwait); the workers, forked with the same mask, take no sig
 when the main process says so, or is gone, whether serving yet or still starting; and all of
 them accept on one socket that the main process holds, which hands them a connection only
 once its request has begun to arrive, and which it closes to new connections before the
-workers stop accepting (Server._drop_shared_socket).
+workers stop accepting (Server._drop_shared_socket). All of this is Linux's; elsewhere serve
+runs Granian as it is, its flaws included.
 """
 
 import contextlib
@@ -30,12 +31,13 @@ import multiprocessing
 import signal
 import socket
 import struct
+import sys
 import threading
 import time
 from multiprocessing.connection import Connection
 from typing import Any
 
-from granian import _signals
+from granian import Granian, _signals
 from granian._granian import SocketHolder, WorkerSignal
 from granian.server.mp import MPServer
 
@@ -67,6 +69,10 @@ def serve(**options: Any) -> None:
     exits 1); returns once every worker has finished. A stop that came earlier ends it at
     once."""
     if STOP_SIGNALS & signal.sigpending():
+        return
+    if sys.platform != "linux":  # the socket's filter and tables below are Linux's
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _BLOCKED)
+        Granian(factory=True, **options).serve()
         return
     # The workers inherit the socket, the pipe and the signal mask: a fork, as Granian does on
     # Linux up to Python 3.13 (it would start them afresh on 3.14).
