@@ -19,7 +19,7 @@ from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import conditional, errors, pages
+from catalogo import conditional, error_responses, errors, pages
 from catalogo.access import Gate, Need
 from catalogo.accesslog import request_id
 from catalogo.accounts import Passwords
@@ -31,14 +31,15 @@ from catalogo.listing import Paging
 from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, preferred
 from catalogo.produtos import Produto, representacao
 from catalogo.settings import Settings
-from catalogo.storage import Page, Storage
+from catalogo.storage import Storage
+from catalogo.storage.paging import Page
 
 VARY = errors.VARY
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
 @dataclass(frozen=True)
-class Services:
+class Shared:
     """What the handlers share, made when the app starts (app.py's lifespan)."""
 
     settings: Settings
@@ -48,8 +49,8 @@ class Services:
     passwords: Passwords
 
 
-def services(request: Request) -> Services:
-    shared: Services = request.app.state.services
+def shared_of(request: Request) -> Shared:
+    shared: Shared = request.app.state.shared
     return shared
 
 
@@ -67,7 +68,7 @@ class Resource(HTTPEndpoint):
         need = self.needs.get(method) or (
             Need.READ if method in ("GET", "HEAD", "OPTIONS") else Need.WRITE
         )
-        refusal = await services(request).gate.admit(request, need)
+        refusal = await shared_of(request).gate.admit(request, need)
         if refusal is not None:
             await refusal(self.scope, self.receive, self.send)
             return
@@ -95,7 +96,7 @@ def negotiate(request: Request, offered: Sequence[str] = (HTML, JSON)) -> str:
 
 def conflict(request: Request, detail: str, current: Produto) -> Response:
     """409 for a program: what went wrong, and the product as it is now (`current`)."""
-    return errors.problem(
+    return error_responses.problem(
         409,
         detail,
         VARY,
