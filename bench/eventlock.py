@@ -24,7 +24,7 @@ import asyncpg
 
 from catalogo import migrations
 from catalogo.historia import CLI
-from catalogo.produtos import Produto, exemplos
+from catalogo.produtos import Produto, samples
 from catalogo.settings import Settings
 from catalogo.storage import open_storage, postgres, postgres_history
 
@@ -80,7 +80,7 @@ async def main() -> None:
     try:
         await asyncio.to_thread(migrations.upgrade, Settings(database_url=url))
         storage = await open_storage(Settings(database_url=url))
-        await storage.create_many(exemplos(1000), CLI)
+        await storage.create_many(samples(1000), CLI)
         await storage.close()
         await _round(url, args.writers, 1, SHIPPED, False)  # warm-up
         labels = list(VARIANTS)

@@ -15,31 +15,31 @@ from catalogo.accounts import Busy, ContaInvalida, Failures, Passwords
 def test_a_name_is_stored_lowercase_and_ascii_only(typed: str, stored: str | None) -> None:
     if stored is None:
         with pytest.raises(ContaInvalida, match="letras sem acento"):
-            accounts.ler_nome(typed)
+            accounts.parse_nome(typed)
     else:
-        assert accounts.ler_nome(typed) == stored
+        assert accounts.parse_nome(typed) == stored
 
 
 @pytest.mark.parametrize("nome", ["", "   ", "-maria", "ma ria", "m" * 65, "maria\u200b"])
 def test_names_that_could_be_confused_or_mistyped_are_refused(nome: str) -> None:
     with pytest.raises(ContaInvalida):
-        accounts.ler_nome(nome)
+        accounts.parse_nome(nome)
 
 
 def test_a_password_is_counted_in_characters_once_normalised() -> None:
     decomposed = "e\u0301" * 12  # 24 code points, 12 characters (é) once composed
-    assert accounts.ler_senha(decomposed) == "\u00e9" * 12
+    assert accounts.parse_senha(decomposed) == "\u00e9" * 12
     with pytest.raises(ContaInvalida, match="pelo menos 12"):
-        accounts.ler_senha("e\u0301" * 11)
+        accounts.parse_senha("e\u0301" * 11)
     with pytest.raises(ContaInvalida, match="no máximo 1024"):
-        accounts.ler_senha("x" * 1025)
+        accounts.parse_senha("x" * 1025)
 
 
 def test_roles_are_ordered_and_a_token_never_manages_accounts() -> None:
-    assert accounts.pode("admin", "editor") and not accounts.pode("leitor", "editor")
-    assert accounts.menor("admin", "editor") == "editor"
+    assert accounts.allows("admin", "editor") and not accounts.allows("leitor", "editor")
+    assert accounts.lesser("admin", "editor") == "editor"
     with pytest.raises(ContaInvalida, match="leitor ou editor"):
-        accounts.ler_papel("admin", accounts.TOKEN_PAPEIS)
+        accounts.parse_papel("admin", accounts.TOKEN_PAPEIS)
 
 
 def test_secrets_have_the_shapes_that_are_looked_up() -> None:

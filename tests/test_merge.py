@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from catalogo.app import create_app
-from catalogo.historia import campos, ler_campos
+from catalogo.historia import fields_json, parse_fields
 from catalogo.merge import merge
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
@@ -36,7 +36,7 @@ def product(nome: str = "Caneca", descricao: str = "Azul", preco: str = "10.00")
     return Produto(nome=nome, descricao=descricao, preco=Decimal(preco))
 
 
-BASE = ler_campos(campos(product()))
+BASE = parse_fields(fields_json(product()))
 
 
 def test_fields_only_the_other_side_changed_keep_their_saved_value() -> None:
@@ -76,7 +76,7 @@ PRICE = st.sampled_from(["10.00", "12.00", "15.50"])
 def test_a_merge_never_loses_a_change_that_only_one_side_made(
     my_name: str, my_text: str, my_price: str, name: str, text: str, price: str
 ) -> None:
-    base = ler_campos(campos(product("Caneca", "Caneca", "10.00")))
+    base = parse_fields(fields_json(product("Caneca", "Caneca", "10.00")))
     ours, theirs = product(my_name, my_text, my_price), product(name, text, price)
     merged = merge(base, ours, theirs)
     assert base is not None

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from catalogo import migrations
-from catalogo.historia import autoria
+from catalogo.historia import authorship
 from catalogo.produtos import Produto
 from catalogo.search import Query, terms
 from catalogo.settings import Settings
@@ -49,7 +49,7 @@ def test_words_an_edit_kept_are_found_again_after_0010(empty_database: str) -> N
         storage = await open_storage(Settings(database_url=empty_database))
         try:
             kept = Produto(nome="Maçã", descricao="caixa com 12", preco=Decimal(4))
-            await storage.update(1, kept, None, autoria(None, "cli", ""))
+            await storage.update(1, kept, None, authorship(None, "cli", ""))
             page = await storage.find(Query(terms(words)), Cursor(9))
             return [p.id for p in page.items]
         finally:

@@ -13,11 +13,11 @@ from catalogo.produtos import (
     PRECO_MAXIMO,
     PrecoInvalido,
     Produto,
-    exemplos,
-    formatar_preco,
-    ler_preco,
-    preco_no_campo,
-    validar,
+    format_preco,
+    parse_preco,
+    preco_for_input,
+    samples,
+    validate,
 )
 
 CENTAVOS = st.integers(min_value=1, max_value=99_999_999_999)
@@ -46,8 +46,8 @@ CENTAVOS = st.integers(min_value=1, max_value=99_999_999_999)
     ],
 )
 def test_accepted_price_formats_read_to_the_exact_value(texto: str, valor: str) -> None:
-    assert ler_preco(texto) == Decimal(valor)
-    assert str(ler_preco(texto)) == valor
+    assert parse_preco(texto) == Decimal(valor)
+    assert str(parse_preco(texto)) == valor
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_ambiguous_or_malformed_prices_are_refused_with_a_message(
     texto: str, mensagem: str
 ) -> None:
     with pytest.raises(PrecoInvalido, match=mensagem):
-        ler_preco(texto)
+        parse_preco(texto)
 
 
 @given(CENTAVOS)
@@ -95,19 +95,19 @@ def test_every_price_reads_back_from_each_way_we_or_a_person_write_it(centavos: 
     valor = Decimal(centavos).scaleb(-2)
     reais, resto = divmod(centavos, 100)
     escritas = [
-        formatar_preco(valor),
-        preco_no_campo(valor),
+        format_preco(valor),
+        preco_for_input(valor),
         f"{reais}.{resto:02d}",
         f"{reais:,}.{resto:02d}",
         f"{reais:,}".replace(",", ".") + f",{resto:02d}",
     ]
     for escrita in escritas:
-        assert ler_preco(escrita) == valor
+        assert parse_preco(escrita) == valor
 
 
 def valid_or_refused(texto: str) -> None:
     try:
-        valor = ler_preco(texto)
+        valor = parse_preco(texto)
     except PrecoInvalido as erro:
         assert str(erro)
     else:
@@ -126,14 +126,14 @@ def test_near_miss_prices_are_either_valid_or_clearly_refused(texto: str) -> Non
 
 
 def test_pages_show_prices_the_brazilian_way() -> None:
-    assert formatar_preco(Decimal("1234567.8")) == "R$ 1.234.567,80"
-    assert formatar_preco(Decimal("0.5")) == "R$ 0,50"
-    assert preco_no_campo(Decimal("1234.5")) == "1234,50"
+    assert format_preco(Decimal("1234567.8")) == "R$ 1.234.567,80"
+    assert format_preco(Decimal("0.5")) == "R$ 0,50"
+    assert preco_for_input(Decimal("1234.5")) == "1234,50"
 
 
 class TestFields:
     def test_a_valid_product_is_trimmed_and_keeps_its_line_breaks(self) -> None:
-        produto, erros = validar(
+        produto, erros = validate(
             {"nome": "  Caneca  ", "descricao": "  uma\r\nduas\rtrês\ttab ", "preco": "10"}
         )
         assert erros == {}
@@ -143,7 +143,7 @@ class TestFields:
         assert produto.preco == Decimal("10.00")
 
     def test_descricao_is_optional(self) -> None:
-        produto, _ = validar({"nome": "a", "preco": "1"})
+        produto, _ = validate({"nome": "a", "preco": "1"})
         assert produto is not None and produto.descricao == ""
 
     @pytest.mark.parametrize(
@@ -166,17 +166,17 @@ class TestFields:
     def test_each_bad_field_gets_its_own_message(
         self, dados: dict[str, str], campo: str, mensagem: str
     ) -> None:
-        produto, erros = validar(dados)
+        produto, erros = validate(dados)
         assert produto is None
         assert list(erros) == [campo]
         assert mensagem in erros[campo]
 
     def test_the_limits_are_inclusive(self) -> None:
-        produto, erros = validar({"nome": "a" * 200, "descricao": "d" * 5000, "preco": "1"})
+        produto, erros = validate({"nome": "a" * 200, "descricao": "d" * 5000, "preco": "1"})
         assert erros == {} and produto is not None
 
     def test_line_breaks_count_once_like_the_browser_counts_them(self) -> None:
-        _, erros = validar({"nome": "a", "descricao": "x\r\n" * 2500, "preco": "1"})
+        _, erros = validate({"nome": "a", "descricao": "x\r\n" * 2500, "preco": "1"})
         assert erros == {}
 
     def test_html_attributes_come_from_the_same_rules(self) -> None:
@@ -214,7 +214,7 @@ NOME_PATTERN = re.compile(Produto.model_json_schema()["properties"]["nome"]["pat
 
 def nome_de(texto: str) -> str | None:
     """The name stored for `texto`, or None if it is refused."""
-    produto, _ = validar({"nome": texto, "preco": "1"})
+    produto, _ = validate({"nome": texto, "preco": "1"})
     return None if produto is None else produto.nome
 
 
@@ -247,13 +247,13 @@ class TestText:
     def test_a_name_of_only_invisible_characters_is_as_empty_as_an_empty_one(
         self, texto: str
     ) -> None:
-        assert validar({"nome": texto, "preco": "1"}) == (None, {"nome": "Preencha este campo."})
+        assert validate({"nome": texto, "preco": "1"}) == (None, {"nome": "Preencha este campo."})
 
     @given(st.text(INVISIBLE, min_size=1))
     def test_any_name_of_only_invisible_characters_is_as_empty_as_an_empty_one(
         self, texto: str
     ) -> None:
-        assert validar({"nome": texto, "preco": "1"}) == (None, {"nome": "Preencha este campo."})
+        assert validate({"nome": texto, "preco": "1"}) == (None, {"nome": "Preencha este campo."})
 
     @pytest.mark.parametrize(
         ("texto", "nome"),
@@ -286,27 +286,27 @@ class TestText:
     def test_a_direction_control_in_a_name_is_refused_and_named(
         self, controle: str, onde: str
     ) -> None:
-        produto, erros = validar({"nome": onde.format(controle), "preco": "1"})
+        produto, erros = validate({"nome": onde.format(controle), "preco": "1"})
         assert produto is None and list(erros) == ["nome"]
         assert f"U+{ord(controle):04X}" in erros["nome"]
         assert "direção do texto" in erros["nome"]
         assert "digite o nome de novo" in erros["nome"]
 
     def test_a_direction_control_stays_in_descricao_where_it_reaches_no_further(self) -> None:
-        produto, _ = validar(
+        produto, _ = validate(
             {"nome": "a", "descricao": "\u05e9\u05dc\u05d5\u05dd\u200f!", "preco": "1"}
         )
         assert produto is not None and produto.descricao == "\u05e9\u05dc\u05d5\u05dd\u200f!"
 
     @pytest.mark.parametrize("quebra", ["\u2028", "\u2029", "\n", "\r", "\x85"])
     def test_a_line_break_in_a_name_is_refused_and_sent_to_descricao(self, quebra: str) -> None:
-        produto, erros = validar({"nome": f"Caneca{quebra}azul", "preco": "1"})
+        produto, erros = validate({"nome": f"Caneca{quebra}azul", "preco": "1"})
         assert produto is None and list(erros) == ["nome"]
         assert f"U+{ord(quebra):04X}" in erros["nome"]
         assert "numa linha só" in erros["nome"] and "descrição" in erros["nome"]
 
     def test_descricao_is_trimmed_of_invisible_ends_too(self) -> None:
-        produto, _ = validar(
+        produto, _ = validate(
             {"nome": "a", "descricao": "\u200b\n Uma\u2060linha\ufeff\t", "preco": "1"}
         )
         assert produto is not None and produto.descricao == "Uma\u2060linha"
@@ -315,19 +315,19 @@ class TestText:
     def test_line_breaks_that_are_control_characters_stay_refused_in_descricao(
         self, controle: str
     ) -> None:
-        _, erros = validar({"nome": "a", "descricao": f"um{controle}dois", "preco": "1"})
+        _, erros = validate({"nome": "a", "descricao": f"um{controle}dois", "preco": "1"})
         codigo = f"U+{ord(controle):04X}"
         assert erros == {
             "descricao": f"Contém um caractere invisível não permitido (código {codigo})."
         }
 
     def test_every_line_break_in_descricao_is_kept_as_a_line_feed(self) -> None:
-        produto, _ = validar({"nome": "a", "descricao": "1\u20282\u20293\r\n4\r5", "preco": "1"})
+        produto, _ = validate({"nome": "a", "descricao": "1\u20282\u20293\r\n4\r5", "preco": "1"})
         assert produto is not None and produto.descricao == "1\n2\n3\n4\n5"
 
     def test_composed_and_decomposed_text_is_one_and_the_same(self) -> None:
-        composto, _ = validar({"nome": "Caf\u00e9", "descricao": "p\u00e3o", "preco": "1"})
-        decomposto, _ = validar({"nome": "Cafe\u0301", "descricao": "pa\u0303o", "preco": "1"})
+        composto, _ = validate({"nome": "Caf\u00e9", "descricao": "p\u00e3o", "preco": "1"})
+        decomposto, _ = validate({"nome": "Cafe\u0301", "descricao": "pa\u0303o", "preco": "1"})
         assert composto is not None and decomposto is not None
         assert (decomposto.nome, decomposto.descricao) == ("Caf\u00e9", "p\u00e3o")
         assert composto == decomposto
@@ -335,7 +335,7 @@ class TestText:
     def test_lengths_count_characters_after_normalisation(self) -> None:
         assert nome_de("e\u0301" * 200) == "\u00e9" * 200
         assert nome_de("a" * 199 + "\u0958") is None  # NFC writes it as two characters
-        _, erros = validar({"nome": "a", "descricao": "e\u0301" * 5000, "preco": "1"})
+        _, erros = validate({"nome": "a", "descricao": "e\u0301" * 5000, "preco": "1"})
         assert erros == {}
 
     @given(TEXT)
@@ -356,12 +356,12 @@ class TestText:
         self, texto: str
     ) -> None:
         if NOME_PATTERN.fullmatch(texto):
-            _, erros = validar({"nome": texto, "preco": "1"})
+            _, erros = validate({"nome": texto, "preco": "1"})
             assert erros.get("nome", "Preencha este campo.") == "Preencha este campo."
 
 
 def test_sample_products_name_colours_that_agree_with_the_kind() -> None:
-    nomes = [p.nome for p in exemplos(48)]
+    nomes = [p.nome for p in samples(48)]
     assert "Garrafa vermelha nº 4" in nomes and "Caderno branco nº 9" in nomes
     for errado in ("Lápis vermelha", "Caderno branca", "Caneca preto", "Boné amarela"):
         assert not any(nome.startswith(errado) for nome in nomes)

@@ -118,7 +118,7 @@ class Gate:
             return None
         if principal is None:
             return await _unauthenticated(request, ended=ended)
-        if role != "any" and not accounts.pode(principal.papel, role):
+        if role != "any" and not accounts.allows(principal.papel, role):
             raise errors.forbidden(principal.papel, role)
         return None
 

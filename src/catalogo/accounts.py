@@ -51,12 +51,12 @@ MAX_FAILURES_NAME = 50  # one name from every address it never signed in from
 KNOWN_ADDRESS_DAYS = 90  # a success makes an address known to that name this long
 
 
-def pode(papel: Papel, necessario: Papel) -> bool:
+def allows(papel: Papel, necessario: Papel) -> bool:
     """Whether `papel` is allowed what `necessario` is."""
     return PAPEIS.index(papel) >= PAPEIS.index(necessario)
 
 
-def menor(a: Papel, b: Papel) -> Papel:
+def lesser(a: Papel, b: Papel) -> Papel:
     return a if PAPEIS.index(a) <= PAPEIS.index(b) else b
 
 
@@ -112,7 +112,7 @@ class ContaInvalida(ValueError):
     """A name, password, role or token label we will not take; the message says why."""
 
 
-def ler_nome(texto: str) -> str:
+def parse_nome(texto: str) -> str:
     """A user's name as it is stored and compared: lowercase ASCII, so that "Maria" and
     "maria" are one user and no look-alike letter makes a second."""
     nome = texto.strip().lower()
@@ -126,14 +126,14 @@ def ler_nome(texto: str) -> str:
     return nome
 
 
-def ler_papel(texto: str, permitidos: tuple[Papel, ...] = PAPEIS) -> Papel:
+def parse_papel(texto: str, permitidos: tuple[Papel, ...] = PAPEIS) -> Papel:
     for papel in permitidos:
         if texto == papel:
             return papel
     raise ContaInvalida(f"O papel deve ser {' ou '.join(permitidos)}.")
 
 
-def ler_senha(texto: str) -> str:
+def parse_senha(texto: str) -> str:
     """A new password: its length is what is checked (NIST SP 800-63B), counted in characters
     once written the one Unicode way (NFC), the way it is hashed."""
     senha = unicodedata.normalize("NFC", texto)
@@ -144,25 +144,25 @@ def ler_senha(texto: str) -> str:
     return senha
 
 
-def ler_rotulo(texto: str) -> str:
+def parse_token_nome(texto: str) -> str:
     rotulo = " ".join(texto.split())
     if not rotulo or len(rotulo) > 100 or not rotulo.isprintable():
         raise ContaInvalida("Dê ao token um nome de 1 a 100 caracteres, que diga quem o usa.")
     return rotulo
 
 
-def papel_de_token(dono: Usuario, pedido: str | None) -> Papel:
+def token_papel(dono: Usuario, pedido: str | None) -> Papel:
     """A token's role: the one asked for, never more than its user's, never admin; by default
     the most the user may give (editor for an admin)."""
     if not dono.ativo:
         raise ContaInvalida(f"{dono.nome} está desativado: não pode receber tokens.")
-    papel = ler_papel(pedido, TOKEN_PAPEIS) if pedido else menor(dono.papel, "editor")
-    if not pode(dono.papel, papel):
+    papel = parse_papel(pedido, TOKEN_PAPEIS) if pedido else lesser(dono.papel, "editor")
+    if not allows(dono.papel, papel):
         raise ContaInvalida(f"{dono.nome} é {dono.papel}: um token seu pode ser no máximo isso.")
     return papel
 
 
-def ler_dias(texto: str | None) -> int | None:
+def parse_dias(texto: str | None) -> int | None:
     """For how many days a token lasts: 1 to 3,650, or None (it never expires). Read digit by
     digit: int() of thousands of digits is an error of its own."""
     if not texto:

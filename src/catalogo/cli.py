@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         elif args.command == "seed":
             added = _with(
                 settings,
-                lambda storage: storage.create_many(produtos.exemplos(args.count), historia.CLI),
+                lambda storage: storage.create_many(produtos.samples(args.count), historia.CLI),
             )
             print(
                 f"catalogo: {added} {_plural(added, 'produto adicionado', 'produtos adicionados')}"
@@ -197,7 +197,7 @@ def _usuarios(settings: Settings, args: argparse.Namespace) -> None:
                 f"{_when(user.created_at)}"
             )
         return
-    nome = accounts.ler_nome(args.nome)
+    nome = accounts.parse_nome(args.nome)
     if args.action == "desativar":
         _with(settings, lambda storage: storage.update_user(nome, ativo=False))
         print(
@@ -217,10 +217,10 @@ def _usuarios(settings: Settings, args: argparse.Namespace) -> None:
 def _new_password(from_stdin: bool) -> str:
     """From stdin (one line), or typed twice at a prompt that does not echo it."""
     if from_stdin:
-        return accounts.ler_senha(sys.stdin.readline().removesuffix("\n").removesuffix("\r"))
+        return accounts.parse_senha(sys.stdin.readline().removesuffix("\n").removesuffix("\r"))
     if not sys.stdin.isatty():
         raise ContaInvalida("não há terminal onde pedir a senha: use --senha-stdin")
-    senha = accounts.ler_senha(getpass.getpass("Senha: "))
+    senha = accounts.parse_senha(getpass.getpass("Senha: "))
     if getpass.getpass("Repita a senha: ") != senha:
         raise ContaInvalida("As senhas digitadas não são iguais.")
     return senha

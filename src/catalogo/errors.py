@@ -59,7 +59,7 @@ from collections.abc import Collection
 
 from starlette.exceptions import HTTPException
 
-from catalogo.produtos import quando
+from catalogo.produtos import format_moment
 from catalogo.storage import Removal
 
 VARY = {"Vary": "Accept"}
@@ -232,7 +232,7 @@ def product_removed(id: int, removal: Removal) -> HTTPException:
     por = f" por {removal.quem}" if removal.quem else ""
     return TitledError(
         404,
-        f"O produto {id} foi removido em {quando(removal.em)}{por}. Quem pode editar o "
+        f"O produto {id} foi removido em {format_moment(removal.em)}{por}. Quem pode editar o "
         "catálogo pode restaurá-lo na lixeira.",
         "Produto removido",
     )

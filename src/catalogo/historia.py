@@ -14,7 +14,7 @@ from typing import Any, Literal, NamedTuple
 import orjson
 
 from catalogo.accounts import Principal
-from catalogo.produtos import CAMPOS, Produto, momento
+from catalogo.produtos import CAMPOS, Produto, as_datetime
 
 Tipo = Literal["criado", "alterado", "removido", "restaurado"]
 Origem = Literal["web", "api", "cli", "importacao", "lote"]
@@ -33,7 +33,7 @@ class Autoria(NamedTuple):
 CLI = Autoria(None, None, "cli")
 
 
-def autoria(principal: Principal | None, origem: Origem, request_id: str) -> Autoria:
+def authorship(principal: Principal | None, origem: Origem, request_id: str) -> Autoria:
     if principal is None:
         return Autoria(None, None, origem, request_id)
     return Autoria(principal.nome, principal.token, origem, request_id)
@@ -55,19 +55,19 @@ class Evento:
     em: float
 
 
-def campos(produto: Produto) -> str:
+def fields_json(produto: Produto) -> str:
     """A product's fields as an event keeps them: JSON text, the price as an exact decimal."""
     return orjson.dumps(
         {"nome": produto.nome, "descricao": produto.descricao, "preco": str(produto.preco)}
     ).decode()
 
 
-def ler_campos(texto: str | None) -> dict[str, str] | None:
+def parse_fields(texto: str | None) -> dict[str, str] | None:
     found: dict[str, str] | None = None if texto is None else orjson.loads(texto)
     return found
 
 
-def representacao(evento: Evento) -> dict[str, Any]:
+def representation(evento: Evento) -> dict[str, Any]:
     return {
         "id": evento.id,
         "produto_id": evento.produto_id,
@@ -80,21 +80,21 @@ def representacao(evento: Evento) -> dict[str, Any]:
         "origem": evento.origem,
         "lote": evento.lote,
         "request_id": evento.request_id,
-        "em": momento(evento.em),
+        "em": as_datetime(evento.em),
     }
 
 
-def autores(eventos: Iterable[Evento]) -> list[str]:
+def authors_of(eventos: Iterable[Evento]) -> list[str]:
     """Who made these changes, each named once, in the order of their first change; anonymous
     changes (a catalog without users) are "outra pessoa"."""
     return list(dict.fromkeys(e.quem or "outra pessoa" for e in eventos))
 
 
-def valor(campo: str, texto: str) -> Any:
-    """A field as an event keeps it (`campos`), as a product holds it: a price is a Decimal."""
+def field_value(campo: str, texto: str) -> Any:
+    """A field as an event keeps it (`fields_json`), as a product holds it: a price is a Decimal."""
     return Decimal(texto) if campo == "preco" else texto
 
 
-def produto_de(fields: dict[str, str]) -> Produto:
+def produto_of(fields: dict[str, str]) -> Produto:
     """The product a stored version was (an event's fields), to compare and show."""
-    return Produto.model_construct(**{c: valor(c, fields[c]) for c in CAMPOS})
+    return Produto.model_construct(**{c: field_value(c, fields[c]) for c in CAMPOS})

@@ -57,7 +57,7 @@ def visitor(request: Request) -> Visitante | None:
     if who is None:
         ended = request.scope.get(_ENDED, False)
         return Visitante(None, None, False, False, here(request), ended)
-    editor = mode == "off" or accounts.pode(who.papel, "editor")
+    editor = mode == "off" or accounts.allows(who.papel, "editor")
     return Visitante(who.nome, who.papel, editor, who.papel == "admin", "")
 
 

@@ -18,7 +18,7 @@ from decimal import Decimal
 from starlette.datastructures import ImmutableMultiDict
 
 from catalogo import errors, text
-from catalogo.produtos import PrecoInvalido, ler_id, ler_preco, preco_no_campo
+from catalogo.produtos import PrecoInvalido, parse_id, parse_preco, preco_for_input
 from catalogo.search import (
     END,
     IDS_MAXIMUM,
@@ -117,7 +117,7 @@ class Listing:
             pairs.append(("q", self.q))
         for name in ("preco_min", "preco_max"):
             if (value := getattr(self.query, name)) is not None:
-                pairs.append((name, preco_no_campo(value)))
+                pairs.append((name, preco_for_input(value)))
         pairs += [("id", str(id)) for id in self.query.ids]
         if self.query.ordem != "-id":
             pairs.append(("ordem", self.query.ordem))
@@ -216,7 +216,7 @@ def _price(parameters: Mapping[str, str], name: str) -> Decimal | None:
     if not value.strip():
         return None
     try:
-        return ler_preco(value)
+        return parse_preco(value)
     except PrecoInvalido as invalid:
         raise ListingError(f"{_PRICE_NAMES[name]} ({name}): {invalid}", name) from None
 
@@ -227,7 +227,7 @@ def _ids(parameters: ImmutableMultiDict[str, str]) -> tuple[int, ...]:
         raise ListingError(f"Peça no máximo {IDS_MAXIMUM} produtos (id) de uma vez.")
     ids = []
     for value in values:
-        id = ler_id(value)
+        id = parse_id(value)
         if id is None:
             raise ListingError(f"Cada id deve ser o número de um produto (recebido «{value:.50}»).")
         ids.append(id)
@@ -241,7 +241,7 @@ def _cursor(parameters: Mapping[str, str], name: str, query: Query) -> Position 
     if name == "antes" and value == LAST_PAGE:
         return END
     if query.by_id:
-        id = ler_id(value)
+        id = parse_id(value)
         if id is None:
             raise ListingError(errors.BAD_CURSOR.format(name))
         return Position(id, id)
@@ -255,7 +255,7 @@ def _number(parameters: Mapping[str, str], name: str, bad_cursor: str) -> int | 
     value = parameters.get(name)
     if value is None:
         return None
-    number = ler_id(value)
+    number = parse_id(value)
     if number is None:
         raise ListingError(bad_cursor.format(name))
     return number

@@ -7,7 +7,7 @@ it against what is saved, and again should the product move once more before the
 
 from typing import Any, NamedTuple
 
-from catalogo.historia import valor
+from catalogo.historia import field_value
 from catalogo.produtos import CAMPOS, Produto
 
 
@@ -45,4 +45,4 @@ def merge(base: dict[str, str] | None, mine: Produto, saved: Produto) -> Merge:
 
 
 def _same(campo: str, kept: str, value: Any) -> bool:
-    return bool(valor(campo, kept) == value)
+    return bool(field_value(campo, kept) == value)

@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
-from catalogo.produtos import ATRIBUTOS_HTML, formatar_preco, quando
+from catalogo.produtos import ATRIBUTOS_HTML, format_moment, format_preco
 
 _INCLUDE = re.compile(r'{%-? *include +"([^"]+)" *-?%}')
 
@@ -61,8 +61,8 @@ class Pages:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.filters["reais"] = formatar_preco
-        self.env.filters["quando"] = quando
+        self.env.filters["reais"] = format_preco
+        self.env.filters["quando"] = format_moment
         # Every render copies each global into its context: keep only the one pages use.
         self.env.globals.clear()
         self.env.globals["atributos"] = ATRIBUTOS_HTML

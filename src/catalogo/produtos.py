@@ -52,7 +52,7 @@ ID_PATTERN = numbers_up_to(ID_MAXIMO)
 _ID = re.compile(ID_PATTERN, re.ASCII)
 
 
-def ler_id(texto: str) -> int | None:
+def parse_id(texto: str) -> int | None:
     """An id or version written as digits, or None: never int() on 5,000 digits."""
     return int(texto) if _ID.fullmatch(texto) else None
 
@@ -70,7 +70,7 @@ class PrecoInvalido(ValueError):
     """A price the user typed that we will not guess at; the message says what to type."""
 
 
-def ler_preco(texto: str) -> Decimal:
+def parse_preco(texto: str) -> Decimal:
     """Read a price as people type it in Brazil or abroad: `1234,56`, `1.234,56`, `R$ 12,50`."""
     s = texto.strip()
     if len(s) > _ENTRADA_MAXIMA:
@@ -84,10 +84,10 @@ def ler_preco(texto: str) -> Decimal:
     if not _DIGITOS_E_SEPARADORES.fullmatch(s):
         raise PrecoInvalido("Use apenas algarismos, com vírgula nos centavos: 1234,56 ou 1.234,56.")
 
-    inteiro, centavos = _separar_centavos(s)
+    inteiro, centavos = _split_cents(s)
     if len(centavos) > 2:
         raise PrecoInvalido("Use no máximo duas casas decimais.")
-    valor = Decimal(f"{_sem_milhar(inteiro) or '0'}.{centavos or '0'}")
+    valor = Decimal(f"{_without_thousands(inteiro) or '0'}.{centavos or '0'}")
     if valor <= 0:
         raise PrecoInvalido("O preço deve ser maior que zero.")
     if valor > PRECO_MAXIMO:
@@ -95,7 +95,7 @@ def ler_preco(texto: str) -> Decimal:
     return valor.quantize(CENTAVO)
 
 
-def _separar_centavos(s: str) -> tuple[str, str]:
+def _split_cents(s: str) -> tuple[str, str]:
     """Split off the decimal part: the last separator is decimal unless it can only group."""
     ultimo = max(s.rfind(","), s.rfind("."))
     if ultimo == -1:
@@ -115,7 +115,7 @@ def _separar_centavos(s: str) -> tuple[str, str]:
     return s[:ultimo], depois
 
 
-def _sem_milhar(inteiro: str) -> str:
+def _without_thousands(inteiro: str) -> str:
     """Drop thousands separators, which must stand every three digits and be all alike."""
     if inteiro.isdigit() or not inteiro:
         return inteiro
@@ -126,27 +126,27 @@ def _sem_milhar(inteiro: str) -> str:
     return primeiro + "".join(grupos)
 
 
-def formatar_preco(preco: Decimal) -> str:
+def format_preco(preco: Decimal) -> str:
     """`R$ 1.234,56`, as pages show a price."""
-    return "R$ " + preco_no_campo(preco, milhar=".")
+    return "R$ " + preco_for_input(preco, milhar=".")
 
 
-def formatar_campo(campo: str, valor: Any) -> str:
+def format_field(campo: str, valor: Any) -> str:
     """A field's value as pages show it beside another: prices as `R$ 1.234,56`."""
-    return formatar_preco(valor) if campo == "preco" else str(valor)
+    return format_preco(valor) if campo == "preco" else str(valor)
 
 
-def preco_no_campo(preco: Decimal, milhar: str = "") -> str:
+def preco_for_input(preco: Decimal, milhar: str = "") -> str:
     """`1234,56`, as the edit form shows a price, so that it reads back to the same value."""
     centavos = int(preco.quantize(CENTAVO) * 100)
     reais, resto = divmod(centavos, 100)
     return f"{reais:,}".replace(",", milhar) + f",{resto:02d}"
 
 
-def _texto(uma_linha: bool) -> Any:
+def _text_field(uma_linha: bool) -> Any:
     """Text as people see it (text.py); a refused character gets a message naming it."""
 
-    def ler(valor: Any) -> Any:
+    def parse(valor: Any) -> Any:
         if not isinstance(valor, str):
             return valor
         try:
@@ -156,14 +156,14 @@ def _texto(uma_linha: bool) -> Any:
                 recusa.kind, _MENSAGENS[recusa.kind], {"codigo": recusa.code}
             ) from None
 
-    return BeforeValidator(ler)
+    return BeforeValidator(parse)
 
 
-def _preco(valor: Any) -> Any:
+def _price_field(valor: Any) -> Any:
     """Text as people type it, or an exact JSON number (read as Decimal, never as a float)."""
     if isinstance(valor, str):
         try:
-            return ler_preco(valor)
+            return parse_preco(valor)
         except PrecoInvalido as erro:
             raise PydanticCustomError("preco_invalido", str(erro)) from None
     if isinstance(valor, bool) or not isinstance(valor, int | Decimal):
@@ -218,16 +218,16 @@ class Produto(BaseModel):
     nome: Annotated[
         str,
         Field(min_length=1, max_length=_NOME_MAXIMO, json_schema_extra=_NOME),
-        _texto(uma_linha=True),
+        _text_field(uma_linha=True),
     ]
     descricao: Annotated[
         str,
         Field(max_length=_DESCRICAO_MAXIMO, json_schema_extra=_DESCRICAO),
-        _texto(uma_linha=False),
+        _text_field(uma_linha=False),
     ] = ""
     preco: Annotated[
         Decimal,
-        BeforeValidator(_preco),
+        BeforeValidator(_price_field),
         Field(gt=0, le=PRECO_MAXIMO, decimal_places=2, allow_inf_nan=False),
         AfterValidator(lambda preco: preco.quantize(CENTAVO)),
         WithJsonSchema(_PRECO_NA_ENTRADA, mode="validation"),
@@ -235,7 +235,7 @@ class Produto(BaseModel):
     ]
 
 
-def representacao(produto: Produto) -> dict[str, Any]:
+def representation(produto: Produto) -> dict[str, Any]:
     """The product as JSON clients see it: the price as an exact decimal string, the times in
     ISO 8601 (UTC)."""
     return {
@@ -244,17 +244,19 @@ def representacao(produto: Produto) -> dict[str, Any]:
         "descricao": produto.descricao,
         "preco": str(produto.preco),
         "versao": produto.versao,
-        "criado_em": None if produto.criado_em is None else momento(produto.criado_em),
-        "atualizado_em": None if produto.atualizado_em is None else momento(produto.atualizado_em),
+        "criado_em": None if produto.criado_em is None else as_datetime(produto.criado_em),
+        "atualizado_em": None
+        if produto.atualizado_em is None
+        else as_datetime(produto.atualizado_em),
     }
 
 
-def quando(em: float) -> str:
+def format_moment(em: float) -> str:
     """A moment as a clerk reads it: the day and the minute, in the server's time zone."""
     return time.strftime("%d/%m/%Y %H:%M", time.localtime(em))
 
 
-def momento(em: float) -> datetime.datetime:
+def as_datetime(em: float) -> datetime.datetime:
     """A moment for JSON: orjson writes it as RFC 3339 in UTC (`OPT_UTC_Z`), to the
     microsecond, in C: isoformat() cost a JSON page of 50 products a third of its speed."""
     return datetime.datetime.fromtimestamp(em, datetime.UTC)
@@ -271,7 +273,7 @@ def same_fields(a: Produto, b: Produto) -> bool:
 ROTULOS = {"nome": "Nome", "descricao": "Descrição", "preco": "Preço"}  # as pages name them
 
 
-def exemplos(quantos: int) -> Iterator[Produto]:
+def samples(quantos: int) -> Iterator[Produto]:
     """Plausible sample products, the same every time, for demos and benchmarks."""
     # Each kind with its grammatical gender, so that colours agree: "Caderno branco".
     tipos = ("Caneca", "Caderno", "Lápis", "Mochila", "Garrafa", "Camiseta", "Boné", "Agenda")
@@ -294,12 +296,12 @@ def exemplos(quantos: int) -> Iterator[Produto]:
         )
 
 
-def validar(dados: dict[str, Any]) -> tuple[Produto | None, dict[str, str]]:
+def validate(dados: dict[str, Any]) -> tuple[Produto | None, dict[str, str]]:
     """Check the three fields, giving either a product or a pt-BR message for each bad field."""
     try:
         return Produto.model_validate({c: dados[c] for c in CAMPOS if c in dados}), {}
     except ValidationError as erro:
-        return None, {str(e["loc"][0]): _mensagem(e) for e in erro.errors()}
+        return None, {str(e["loc"][0]): _message(e) for e in erro.errors()}
 
 
 _MENSAGENS = {
@@ -323,14 +325,14 @@ _MENSAGENS = {
 _TIPOS_NOSSOS = {"preco_invalido"}
 
 
-def _mensagem(erro: Any) -> str:
+def _message(erro: Any) -> str:
     if erro["type"] in _TIPOS_NOSSOS:
         return str(erro["msg"])
     modelo = _MENSAGENS.get(erro["type"], "Valor inválido.")
     return modelo.format(**erro.get("ctx", {}))
 
 
-def _atributos_html() -> dict[str, dict[str, str]]:
+def _html_attributes() -> dict[str, dict[str, str]]:
     """Input attributes for each field, read off the model so browser and server agree."""
     atributos: dict[str, dict[str, str]] = {}
     for campo in CAMPOS:
@@ -343,4 +345,4 @@ def _atributos_html() -> dict[str, dict[str, str]]:
     return atributos
 
 
-ATRIBUTOS_HTML = _atributos_html()
+ATRIBUTOS_HTML = _html_attributes()

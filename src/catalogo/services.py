@@ -71,9 +71,9 @@ async def create_user(
     storage: Storage, passwords: Passwords, nome: str, papel: str, senha: str
 ) -> Usuario:
     """Raises ContaInvalida (a name, role or password refused), UserExists, or Busy."""
-    nome = accounts.ler_nome(nome)
-    chosen = accounts.ler_papel(papel)
-    hashed = await passwords.hash(accounts.ler_senha(senha))
+    nome = accounts.parse_nome(nome)
+    chosen = accounts.parse_papel(papel)
+    hashed = await passwords.hash(accounts.parse_senha(senha))
     return await storage.create_user(nome, chosen, hashed, time.time())
 
 
@@ -87,7 +87,7 @@ async def change_password(
 ) -> Usuario:
     """A new password for `nome`, typed twice when `repeated` is given: every session of
     theirs ends but `keep_session`. Raises ContaInvalida, UnknownUser or Busy."""
-    nova = accounts.ler_senha(senha)
+    nova = accounts.parse_senha(senha)
     if repeated is not None and unicodedata.normalize("NFC", repeated) != nova:
         raise ContaInvalida("As senhas digitadas não são iguais.")
     hashed = await passwords.hash(nova)
@@ -100,14 +100,14 @@ async def issue_token(
     """A new token for the user named `usuario`, labelled `nome`, of the role asked for (by
     default the most that user may give), lasting `dias` days (None: for ever); and its
     secret, the one time it exists outside its holder. Raises ContaInvalida or UnknownUser."""
-    label = accounts.ler_rotulo(nome)
-    days = accounts.ler_dias(dias)
-    owner = accounts.ler_nome(usuario)
+    label = accounts.parse_token_nome(nome)
+    days = accounts.parse_dias(dias)
+    owner = accounts.parse_nome(usuario)
     found = await storage.user(owner)
     if found is None:
         raise UnknownUser(owner)
     dono = found[0]
-    role = accounts.papel_de_token(dono, papel)
+    role = accounts.token_papel(dono, papel)
     secret = accounts.new_token()
     now = time.time()
     expires = None if days is None else now + days * 86400
@@ -147,7 +147,7 @@ class Since(NamedTuple):
 async def since(storage: Storage, id: int, based_on: int) -> Since:
     found = await storage.versions(id, based_on, AUTHORS_READ)
     base = found[0].depois if found and found[0].versao == based_on else None
-    return Since(base, historia.autores(e for e in found if e.versao > based_on))
+    return Since(base, historia.authors_of(e for e in found if e.versao > based_on))
 
 
 async def save_merged(

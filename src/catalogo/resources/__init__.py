@@ -25,11 +25,11 @@ from catalogo.accesslog import request_id
 from catalogo.accounts import Passwords
 
 # By name: `historia` here would be the package's own resources/historia.py once imported.
-from catalogo.historia import Autoria, autoria
+from catalogo.historia import Autoria, authorship
 from catalogo.identity import personal, principal
 from catalogo.listing import Paging
 from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, preferred
-from catalogo.produtos import Produto, representacao
+from catalogo.produtos import Produto, representation
 from catalogo.settings import Settings
 from catalogo.storage import Storage
 from catalogo.storage.paging import Page
@@ -102,7 +102,7 @@ def conflict(request: Request, detail: str, current: Produto) -> Response:
         VARY,
         instance=request.url.path,
         request_id=request_id(request),
-        current=representacao(current),
+        current=representation(current),
     )
 
 
@@ -118,7 +118,7 @@ def etag(request: Request, produto: Produto, media: str) -> dict[str, str]:
 
 def autoria_of(request: Request, media: str) -> Autoria:
     """Who makes this change, for its event: a browser's form is "web", JSON is "api"."""
-    return autoria(principal(request), "web" if media == HTML else "api", request_id(request))
+    return authorship(principal(request), "web" if media == HTML else "api", request_id(request))
 
 
 def page_links(path: str, page: Page[Any, int]) -> dict[str, str]:

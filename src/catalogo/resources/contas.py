@@ -245,14 +245,14 @@ class UsuarioResource(Resource):
     async def put(self, request: Request) -> Response:
         who = _browser_user(request)
         try:
-            nome = accounts.ler_nome(request.path_params["nome"])
+            nome = accounts.parse_nome(request.path_params["nome"])
         except ContaInvalida:
             raise errors.not_found("Não há usuário com este nome.") from None
         if nome == who.nome:
             raise errors.forbidden_for_self()
         form = await read_form(request, ("papel", "ativo"))
         try:
-            papel = accounts.ler_papel(form.get("papel", ""))
+            papel = accounts.parse_papel(form.get("papel", ""))
         except ContaInvalida as refused:
             raise errors.bad_request(str(refused)) from None
         if form.get("ativo") not in ("sim", "nao"):

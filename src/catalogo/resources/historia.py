@@ -15,7 +15,7 @@ from catalogo.bodies import read_form, read_json
 from catalogo.identity import visitor
 from catalogo.listing import RETURN_PARAMETER, Listing, Paging
 from catalogo.negotiation import HTML, JSON, body_is_json
-from catalogo.produtos import ler_id, momento, representacao
+from catalogo.produtos import as_datetime, parse_id, representation
 from catalogo.resources import (
     VARY,
     Resource,
@@ -62,7 +62,7 @@ class HistoricoResource(Resource):
         links = page_links(f"/produtos/{id}/historico", page)
         headers = {**_NO_STORE, **link_header(links)}
         if media == JSON:
-            eventos = [historia.representacao(e) for e in page.items]
+            eventos = [historia.representation(e) for e in page.items]
             return json_response({"eventos": eventos, "links": links}, headers=headers)
         return history_page(visitor(request), produto, removal, page, links, headers)
 
@@ -84,8 +84,8 @@ class RemovidosResource(Resource):
         if media == JSON:
             removidos = [
                 {
-                    "produto": representacao(r.produto),
-                    "removido_em": momento(r.em),
+                    "produto": representation(r.produto),
+                    "removido_em": as_datetime(r.em),
                     "quem": r.quem,
                     "token": r.token,
                 }
@@ -124,7 +124,7 @@ class RestauracaoResource(Resource):
         if media == HTML:
             return to_the_list(request, "restaurado", restored, listing, back=trash)
         return json_response(
-            representacao(restored), headers={**etag(request, restored, JSON), **VARY}
+            representation(restored), headers={**etag(request, restored, JSON), **VARY}
         )
 
 
@@ -138,14 +138,14 @@ class EventosResource(Resource):
     async def get(self, request: Request) -> Response:
         negotiate(request, (JSON,))
         after = request.query_params.get("depois", "0")
-        after_id = 0 if after == "0" else ler_id(after)
+        after_id = 0 if after == "0" else parse_id(after)
         if after_id is None:
             raise errors.bad_request(errors.BAD_FEED_AFTER)
-        limit = ler_id(request.query_params.get("limite", str(FEED_LIMIT)))
+        limit = parse_id(request.query_params.get("limite", str(FEED_LIMIT)))
         if limit is None or limit > FEED_LIMIT_MAX:
             raise errors.bad_request(errors.BAD_FEED_LIMIT.format(FEED_LIMIT_MAX))
         eventos = await shared_of(request).storage.events(after_id, limit)
         last = eventos[-1].id if eventos else after_id
         links = {"next": f"{FEED_PATH}?{urllib.parse.urlencode({'depois': last, 'limite': limit})}"}
-        body = {"eventos": [historia.representacao(e) for e in eventos], "links": links}
+        body = {"eventos": [historia.representation(e) for e in eventos], "links": links}
         return json_response(body, headers={**_NO_STORE, **link_header(links)})

@@ -10,10 +10,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import pages
-from catalogo.historia import Evento, produto_de
+from catalogo.historia import Evento, produto_of
 from catalogo.identity import Visitante, visitor
 from catalogo.listing import Paging
-from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_campo
+from catalogo.produtos import CAMPOS, ROTULOS, Produto, format_field
 from catalogo.resources.produto_pages import form_values, with_notice
 from catalogo.storage import Removal
 from catalogo.storage.paging import Page
@@ -66,7 +66,7 @@ def history_page(
         headers=headers,
         produto=shown,
         removido=removal,
-        linhas=[_linha(e, produto) for e in page.items],
+        linhas=[_line(e, produto) for e in page.items],
         links=links,
         quem=who,
     )
@@ -93,9 +93,9 @@ def trash_page(
     )
 
 
-def _linha(evento: Evento, live: Produto | None) -> Linha:
-    antes = None if evento.antes is None else produto_de(evento.antes)
-    depois = None if evento.depois is None else produto_de(evento.depois)
+def _line(evento: Evento, live: Produto | None) -> Linha:
+    antes = None if evento.antes is None else produto_of(evento.antes)
+    depois = None if evento.depois is None else produto_of(evento.depois)
     mudancas: list[tuple[str, str | None, str | None]] = []
     if evento.tipo == "alterado" and antes is not None and depois is not None:
         mudancas = [
@@ -118,4 +118,4 @@ def _linha(evento: Evento, live: Produto | None) -> Linha:
 
 def _shown(produto: Produto, campo: str) -> str:
     """Only a description can be empty: said in words, not left a blank cell."""
-    return formatar_campo(campo, getattr(produto, campo)) or "(sem descrição)"
+    return format_field(campo, getattr(produto, campo)) or "(sem descrição)"

@@ -18,10 +18,10 @@ from catalogo.produtos import (
     CAMPOS,
     ROTULOS,
     Produto,
-    formatar_campo,
-    formatar_preco,
-    ler_id,
-    preco_no_campo,
+    format_field,
+    format_preco,
+    parse_id,
+    preco_for_input,
 )
 from catalogo.resources import VARY, notices
 from catalogo.search import END, Ordem, Position
@@ -75,7 +75,7 @@ def notice(request: Request) -> Aviso | None:
         if not set(fields) <= set(CAMPOS) or not all(authors):
             return None
     number, _, nome = rest.partition(":")
-    id = ler_id(number)
+    id = parse_id(number)
     if kind not in _NOTICES or not nome or id is None:
         return None
     texto = _NOTICES[kind].format(nome)
@@ -297,11 +297,11 @@ def describe(listing: Listing) -> str:
         parts.append(f"entre {len(query.ids)} escolhido{'s' if len(query.ids) > 1 else ''}")
     low, high = query.preco_min, query.preco_max
     if low is not None and high is not None:
-        parts.append(f"de {formatar_preco(low)} a {formatar_preco(high)}")
+        parts.append(f"de {format_preco(low)} a {format_preco(high)}")
     elif low is not None:
-        parts.append(f"a partir de {formatar_preco(low)}")
+        parts.append(f"a partir de {format_preco(low)}")
     elif high is not None:
-        parts.append(f"até {formatar_preco(high)}")
+        parts.append(f"até {format_preco(high)}")
     if query.ordem in _ORDERS:
         parts.append(_ORDERS[query.ordem])
     return "Produtos " + ", ".join(parts) if parts else "Produtos"
@@ -317,7 +317,7 @@ def _counted(total: int | None) -> str | None:
 
 
 def _price_field(preco: Decimal | None) -> str:
-    return "" if preco is None else preco_no_campo(preco)
+    return "" if preco is None else preco_for_input(preco)
 
 
 def edit_page(
@@ -375,7 +375,7 @@ def form_values(produto: Produto) -> dict[str, Any]:
     return {
         "nome": produto.nome,
         "descricao": produto.descricao,
-        "preco": preco_no_campo(produto.preco),
+        "preco": preco_for_input(produto.preco),
         "versao": produto.versao,
     }
 
@@ -389,8 +389,8 @@ def conflict_page(who: Visitante | None, conflict: MergeConflict, listing: Listi
     values, saved = form_values(merged), form_values(current)
     choices = {
         c: (
-            (values[c], formatar_campo(c, getattr(merged, c))),
-            (saved[c], formatar_campo(c, getattr(current, c))),
+            (values[c], format_field(c, getattr(merged, c))),
+            (saved[c], format_field(c, getattr(current, c))),
         )
         for c in conflict.merged.conflicts
     }
@@ -432,9 +432,9 @@ def changes_between(base: dict[str, str] | None, current: Produto) -> list[tuple
     """Each field that differs between a stored version (an event's fields) and `current`."""
     if base is None:
         return []
-    then = historia.produto_de(base)
+    then = historia.produto_of(base)
     return [
-        (c, formatar_campo(c, getattr(then, c)), formatar_campo(c, getattr(current, c)))
+        (c, format_field(c, getattr(then, c)), format_field(c, getattr(current, c)))
         for c in CAMPOS
         if getattr(then, c) != getattr(current, c)
     ]

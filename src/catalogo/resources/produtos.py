@@ -30,9 +30,9 @@ from catalogo.produtos import (
     CAMPOS,
     ID_MAXIMO,
     Produto,
-    ler_id,
-    representacao,
-    validar,
+    parse_id,
+    representation,
+    validate,
 )
 from catalogo.resources import (
     VARY,
@@ -108,7 +108,7 @@ class ProdutosResource(Resource):
         headers = {"Cache-Control": "no-cache", **VARY, **link_header(links)}
         if media == HTML:
             return list_page(request, Found(listing, page, links), headers=headers)
-        body: dict[str, Any] = {"produtos": [representacao(p) for p in page.items]}
+        body: dict[str, Any] = {"produtos": [representation(p) for p in page.items]}
         if exact and page.total is not None:  # None: the count ran past the time budget
             body["total"] = page.total
             headers["Preference-Applied"] = "count=exact"
@@ -118,7 +118,7 @@ class ProdutosResource(Resource):
     async def post(self, request: Request) -> Response:
         media = negotiate(request)
         submitted = await _submitted(request)
-        produto, problems = validar(submitted.fields)
+        produto, problems = validate(submitted.fields)
         if produto is None:
             if media == JSON:
                 return error_responses.invalid_fields(request, problems)
@@ -134,7 +134,7 @@ class ProdutosResource(Resource):
                 **etag(request, created, JSON),
                 **VARY,
             }
-            return json_response(representacao(created), 201, headers)
+            return json_response(representation(created), 201, headers)
 
         storage = shared_of(request).storage
         key = idempotency.key_of(request, principal(request))
@@ -168,7 +168,7 @@ class ProdutoResource(Resource):
         if conditional.not_modified(request, headers["ETag"]):
             return Response(status_code=304, headers=headers)
         if media == JSON:
-            return json_response(representacao(produto), headers=headers)
+            return json_response(representation(produto), headers=headers)
         listing = Listing.returning_to(request.query_params)
         return edit_page(
             visitor(request), produto, form_values(produto), {}, listing, headers=headers
@@ -181,7 +181,7 @@ class ProdutoResource(Resource):
         if conditional.has_preconditions(request):  # checked again by the write, in SQL
             conditional.check(request, await storage.get(id))
         submitted = await _submitted(request)
-        produto, problems = validar(submitted.fields)
+        produto, problems = validate(submitted.fields)
         if produto is None:
             if media == JSON:
                 return error_responses.invalid_fields(request, problems)
@@ -201,7 +201,7 @@ class ProdutoResource(Resource):
             kind = "atualizado" if changed else "inalterado"
             return to_the_list(request, kind, updated, submitted.listing)
         return json_response(
-            representacao(updated), headers={**etag(request, updated, JSON), **VARY}
+            representation(updated), headers={**etag(request, updated, JSON), **VARY}
         )
 
     async def delete(self, request: Request) -> Response:
@@ -310,7 +310,7 @@ def _version(value: Any) -> int | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= ID_MAXIMO:
         return value
-    if isinstance(value, str) and (number := ler_id(value)) is not None:
+    if isinstance(value, str) and (number := parse_id(value)) is not None:
         return number
     raise errors.bad_request(errors.BAD_VERSION)
 

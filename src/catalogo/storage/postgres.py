@@ -282,12 +282,14 @@ async def _record(
         produto.id,
         tipo,
         produto.versao,
-        None if antes is None else historia.campos(antes),
-        None if depois is None else historia.campos(depois),
+        None if antes is None else historia.fields_json(antes),
+        None if depois is None else historia.fields_json(depois),
         *autoria,
         now,
     )
 
 
 def _fields(nome: str, descricao: str, preco: Any) -> str:
-    return historia.campos(Produto.model_construct(nome=nome, descricao=descricao, preco=preco))
+    return historia.fields_json(
+        Produto.model_construct(nome=nome, descricao=descricao, preco=preco)
+    )

@@ -271,7 +271,7 @@ class PostgresAccounts(PostgresPool):
 
             with contextlib.suppress(storage.StorageUnavailable):  # a note, not the answer
                 await self._run(touch)
-        papel = accounts.menor(papel, token_papel)
+        papel = accounts.lesser(papel, token_papel)
         return Principal(usuario_id, nome, papel, token_id=token_id, token=rotulo)
 
     async def tokens(self) -> list[Token]:

@@ -57,8 +57,8 @@ def _record(
             produto.id,
             tipo,
             produto.versao,
-            None if antes is None else historia.campos(antes),
-            None if depois is None else historia.campos(depois),
+            None if antes is None else historia.fields_json(antes),
+            None if depois is None else historia.fields_json(depois),
             *autoria,
             now,
         ),
@@ -111,7 +111,7 @@ def _next(produto: Produto) -> int:
 
 
 def _fields(nome: str, descricao: str, centavos: int) -> str:
-    return historia.campos(
+    return historia.fields_json(
         Produto.model_construct(nome=nome, descricao=descricao, preco=Decimal(centavos).scaleb(-2))
     )
 

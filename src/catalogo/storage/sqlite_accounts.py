@@ -230,7 +230,7 @@ class SQLiteAccounts:
                         "UPDATE tokens SET last_used_at = ? WHERE id = ?", (now, token_id)
                     )
                 )
-        papel = accounts.menor(papel, token_papel)
+        papel = accounts.lesser(papel, token_papel)
         return Principal(usuario_id, nome, papel, token_id=token_id, token=rotulo)
 
     async def tokens(self) -> list[Token]:
