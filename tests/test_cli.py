@@ -224,20 +224,37 @@ def test_emptying_the_trash_deletes_only_removals_older_than_the_days_kept(
     for id, removed_days_ago in ((1, 31), (2, 29), (3, 2)):
         at = time.time() - removed_days_ago * day
         db.execute("UPDATE produtos SET removido_em = ? WHERE id = ?", (at, id))
-    default = catalogo(database, "lixeira", "limpar")
+    default = catalogo(database, "removidos", "limpar")
     assert default.returncode == 0
     assert default.stdout.startswith(
         "catalogo: 1 produto removido apagado de vez (removidos antes de"
     )
     assert default.stdout.rstrip().endswith("UTC); o histórico fica")
-    assert catalogo(database, "lixeira", "limpar", env={"CATALOGO_LIXEIRA_DIAS": "10"}).stdout
+    assert catalogo(database, "removidos", "limpar", env={"CATALOGO_REMOVIDOS_DIAS": "10"}).stdout
     remaining = [row[0] for row in db.execute("SELECT id FROM produtos ORDER BY id")]
     assert remaining == [3, 4]
-    assert catalogo(database, "lixeira", "limpar", "--dias", "0").stdout.startswith(
+    assert catalogo(database, "removidos", "limpar", "--dias", "0").stdout.startswith(
         "catalogo: 1 produto removido apagado"
     )
     assert [row[0] for row in db.execute("SELECT id FROM produtos")] == [4]
     assert db.execute("SELECT count(*) FROM eventos WHERE produto_id = 1").fetchone()[0] == 1
+
+
+def test_the_former_names_of_the_trash_command_and_its_setting_still_work(
+    database: str, db: Database
+) -> None:
+    catalogo(database, "seed", "3")
+    day = 24 * 3600
+    for id, removed_days_ago in ((1, 20), (2, 5)):
+        at = time.time() - removed_days_ago * day
+        db.execute("UPDATE produtos SET removido_em = ? WHERE id = ?", (at, id))
+    kept = catalogo(database, "lixeira", "limpar", env={"CATALOGO_LIXEIRA_DIAS": "10"})
+    assert kept.stdout.startswith("catalogo: 1 produto removido apagado de vez")
+    assert [row[0] for row in db.execute("SELECT id FROM produtos ORDER BY id")] == [2, 3]
+    both = {"CATALOGO_REMOVIDOS_DIAS": "1", "CATALOGO_LIXEIRA_DIAS": "10"}
+    refused = catalogo(database, "removidos", "limpar", env=both)
+    assert refused.returncode == 1 and "têm valores diferentes" in refused.stderr
+    assert [row[0] for row in db.execute("SELECT id FROM produtos ORDER BY id")] == [2, 3]
 
 
 @pytest.mark.parametrize("dias", ["-1", "abc", "1.5", "36501", ""])
@@ -246,7 +263,7 @@ def test_emptying_the_trash_refuses_days_it_cannot_read_and_deletes_nothing(
 ) -> None:
     catalogo(database, "seed", "1")
     db.execute("UPDATE produtos SET removido_em = 1 WHERE id = 1")
-    refused = catalogo(database, "lixeira", "limpar", "--dias", dias)
+    refused = catalogo(database, "removidos", "limpar", "--dias", dias)
     assert refused.returncode == 2 and "--dias" in refused.stderr
     assert db.execute("SELECT count(*) FROM produtos").fetchone()[0] == 1
 

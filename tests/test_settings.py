@@ -39,7 +39,7 @@ def test_each_variable_is_read() -> None:
             "CATALOGO_METRICS_HOST": "192.0.2.10",
             "CATALOGO_AUTH": "all",
             "CATALOGO_SESSAO_HORAS": "8",
-            "CATALOGO_LIXEIRA_DIAS": "0",
+            "CATALOGO_REMOVIDOS_DIAS": "0",
             "CATALOGO_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.2",
         }
     )
@@ -121,9 +121,11 @@ def test_a_refused_url_is_shown_without_its_password() -> None:
         ({"CATALOGO_SESSAO_HORAS": "0"}, "CATALOGO_SESSAO_HORAS"),
         ({"CATALOGO_SESSAO_HORAS": "721"}, "CATALOGO_SESSAO_HORAS"),
         ({"CATALOGO_SESSAO_HORAS": "12h"}, "CATALOGO_SESSAO_HORAS"),
-        ({"CATALOGO_LIXEIRA_DIAS": "-1"}, "CATALOGO_LIXEIRA_DIAS"),
-        ({"CATALOGO_LIXEIRA_DIAS": "36501"}, "CATALOGO_LIXEIRA_DIAS"),
+        ({"CATALOGO_REMOVIDOS_DIAS": "-1"}, "CATALOGO_REMOVIDOS_DIAS"),
+        ({"CATALOGO_REMOVIDOS_DIAS": "36501"}, "CATALOGO_REMOVIDOS_DIAS"),
+        ({"CATALOGO_REMOVIDOS_DIAS": "30d"}, "CATALOGO_REMOVIDOS_DIAS"),
         ({"CATALOGO_LIXEIRA_DIAS": "30d"}, "CATALOGO_LIXEIRA_DIAS"),
+        ({"CATALOGO_REMOVIDOS_DIAS": "7", "CATALOGO_LIXEIRA_DIAS": "30"}, "CATALOGO_LIXEIRA_DIAS"),
     ],
 )
 def test_a_value_we_cannot_use_is_refused_naming_the_variable(

@@ -1,5 +1,5 @@
-"""`catalogo serve`, `migrate`, `seed`, `usuarios`, `tokens` and `lixeira`: the only entry
-point, the same locally and in CI.
+"""`catalogo serve`, `migrate`, `seed`, `usuarios`, `tokens` and `removidos` (once `lixeira`,
+a name still taken): the only entry point, the same locally and in CI.
 
 SQLite migrates itself before any command, so that one command starts a new catalog.
 PostgreSQL is migrated only by `catalogo migrate`, run once per deployment; the other commands
@@ -85,24 +85,24 @@ def _parser() -> argparse.ArgumentParser:
     tokens.add_parser("listar", help="lista os tokens (nunca os segredos)")
     revogar = tokens.add_parser("revogar", help="revoga um token: ele deixa de valer na hora")
     revogar.add_argument("id", type=int)
-    lixeira = commands.add_parser("lixeira", help="a lixeira: produtos removidos").add_subparsers(
-        dest="action", required=True
-    )
-    limpar = lixeira.add_parser(
+    removidos = commands.add_parser(
+        "removidos", aliases=["lixeira"], help="os produtos removidos (lixeira, o nome antigo)"
+    ).add_subparsers(dest="action", required=True)
+    limpar = removidos.add_parser(
         "limpar", help="apaga de vez os produtos removidos há mais de N dias (o histórico fica)"
     )
     limpar.add_argument(
         "--dias",
         type=_days,
         metavar="N",
-        help="dias que um removido fica na lixeira (padrão: CATALOGO_LIXEIRA_DIAS, 30; 0 a "
-        "esvazia)",
+        help="dias que um produto removido é guardado (padrão: CATALOGO_REMOVIDOS_DIAS, 30; 0 "
+        "apaga todos)",
     )
     return parser
 
 
 def _days(value: str) -> int:
-    """--dias: a whole number of days, as CATALOGO_LIXEIRA_DIAS takes it."""
+    """--dias: a whole number of days, as CATALOGO_REMOVIDOS_DIAS takes it."""
     if not (value.isascii() and value.isdigit()) or int(value) > TRASH_DAYS_MAX:
         raise argparse.ArgumentTypeError(f"deve ser um número inteiro de 0 a {TRASH_DAYS_MAX}")
     return int(value)
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
             _usuarios(settings, args)
         elif args.command == "tokens":
             _tokens(settings, args)
-        elif args.command == "lixeira":
+        elif args.command in ("removidos", "lixeira"):
             _purge(settings, settings.trash_days if args.dias is None else args.dias)
     except migrations.SchemaOutdated as error:
         sys.exit(f"catalogo: {error}")

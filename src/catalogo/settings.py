@@ -42,7 +42,7 @@ class Settings:
     auth: Literal["off", "writes", "all"] | None = None  # None: off until a user exists
     session_hours: int = 12
     trusted_proxies: tuple[str, ...] = ()
-    trash_days: int = 30  # removals older than this are purged by `catalogo lixeira limpar`
+    trash_days: int = 30  # removals older than this are purged by `catalogo removidos limpar`
 
     def __post_init__(self) -> None:
         sqlite = self.database_url.startswith("sqlite:///")
@@ -93,7 +93,7 @@ class Settings:
         if not 1 <= self.session_hours <= 24 * 30:
             raise SettingsError("CATALOGO_SESSAO_HORAS deve estar entre 1 e 720")
         if not 0 <= self.trash_days <= TRASH_DAYS_MAX:
-            raise SettingsError(f"CATALOGO_LIXEIRA_DIAS deve estar entre 0 e {TRASH_DAYS_MAX}")
+            raise SettingsError(f"CATALOGO_REMOVIDOS_DIAS deve estar entre 0 e {TRASH_DAYS_MAX}")
         if not self.metrics_host:
             raise SettingsError("CATALOGO_METRICS_HOST deve ser um endereço, como 127.0.0.1")
 
@@ -131,8 +131,21 @@ class Settings:
             auth=environ.get("CATALOGO_AUTH") or None,  # type: ignore[arg-type]  # checked
             session_hours=_whole_number(environ, "CATALOGO_SESSAO_HORAS", cls.session_hours),
             trusted_proxies=_names(environ, "CATALOGO_TRUSTED_PROXIES", cls.trusted_proxies),
-            trash_days=_whole_number(environ, "CATALOGO_LIXEIRA_DIAS", cls.trash_days),
+            trash_days=_whole_number(environ, _renamed(environ, TRASH_DAYS), cls.trash_days),
         )
+
+
+# A setting's name now, and the name it had before (still read, so no deployment breaks).
+TRASH_DAYS = ("CATALOGO_REMOVIDOS_DIAS", "CATALOGO_LIXEIRA_DIAS")
+
+
+def _renamed(environ: Mapping[str, str], names: tuple[str, str]) -> str:
+    """The variable to read: the current name, else the former one; both, with two values,
+    is a mistake to point out rather than to settle silently."""
+    current, former = names
+    if current in environ and former in environ and environ[current] != environ[former]:
+        raise SettingsError(f"{current} e {former} (o nome antigo) têm valores diferentes")
+    return former if current not in environ and former in environ else current
 
 
 def _whole_number(environ: Mapping[str, str], variable: str, default: int) -> int:
