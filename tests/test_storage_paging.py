@@ -1,0 +1,85 @@
+"""A list page's steps, written once for both databases (paging.finding), answered here by
+hand: what each backend is asked, in which order, and what a page is made of the answers.
+The same steps against the real databases are tests/test_storage_search.py's."""
+
+from decimal import Decimal
+from typing import Any
+
+from catalogo.produtos import Produto
+from catalogo.search import Position, Query
+from catalogo.storage.paging import (
+    Count,
+    Counting,
+    Cursor,
+    Number,
+    Page,
+    Rows,
+    Step,
+    finding,
+    run,
+)
+
+
+class Plan:
+    """The statements a backend's plan would make, as strings that say what they are."""
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+
+    def count(self, up_to: int) -> tuple[str, list[Any]]:
+        return "count", [up_to]
+
+    def page(
+        self, cursor: Cursor[Position], limit: int, counted: bool = False
+    ) -> tuple[str, list[Any]]:
+        return ("count before" if counted else "page"), [cursor, limit]
+
+
+def rows(*ids: int) -> list[tuple[Produto, Position]]:
+    return [(Produto(id=id, nome=f"P{id}", preco=Decimal(1)), Position(id, id)) for id in ids]
+
+
+def answered(
+    query: Query,
+    cursor: Cursor[Position],
+    count: int | None,
+    answers: dict[type, list[Any]],
+    position: bool = True,
+) -> tuple[Page[Produto, Position], list[Step]]:
+    asked: list[Step] = []
+
+    def answer(step: Step) -> Any:
+        asked.append(step)
+        return answers[type(step)].pop(0)
+
+    return run(finding(Plan(query), cursor, count, position), answer), asked
+
+
+def test_a_page_before_a_cursor_with_nothing_before_it_is_the_first_page() -> None:
+    page, asked = answered(
+        Query(), Cursor(3, before=Position(9, 9)), None, {Rows: [rows(10), rows(12, 11, 10, 9)]}
+    )
+    assert [step.cursor for step in asked if isinstance(step, Rows)] == [
+        Cursor(3, before=Position(9, 9)),
+        Cursor(3),
+    ]
+    assert [p.id for p in page.items] == [12, 11, 10] and page.prev is None
+    assert page.next == Cursor(3, after=Position(10, 10))
+
+
+def test_a_count_past_the_time_budget_leaves_out_every_count_after_it() -> None:
+    page, asked = answered(
+        Query(),
+        Cursor(3, after=Position(20, 20)),
+        100,
+        {Rows: [rows(19, 18, 17, 16)], Count: [None], Number: [5]},
+    )
+    counts = [step for step in asked if isinstance(step, Count)]
+    assert len(counts) == 1 and isinstance(counts[0].counting, Counting)
+    assert page.total is None and page.before is None
+
+
+def test_a_first_page_that_holds_them_all_is_counted_without_asking_the_database() -> None:
+    page, asked = answered(Query(), Cursor(3), 100, {Rows: [rows(2, 1)]}, position=False)
+    assert asked == [Rows(Cursor(3))]
+    assert (page.total, page.before) == (2, None)
