@@ -2,18 +2,19 @@
 
 Handlers translate between HTTP and the product, nothing more. The methods a class answers
 (`Resource.allowed`, HEAD following GET) are worked out once, when the class is made: a method
-it does not define gets 405 with that `Allow`, and OPTIONS answers 204 with the same. Every
-URI speaks HTML to browsers and JSON to clients that ask for it (`negotiate`), with `Vary:
-Accept`.
+it does not define gets 405 with that `Allow`, OPTIONS answers 204 with the same, and the API
+description lists those operations (openapi/). Every URI speaks HTML to browsers and JSON to
+clients that ask for it (`negotiate`), with `Vary: Accept`.
 
 Before a handler runs, `dispatch` asks access.py whether the request may go on: each class says
 in `needs` what its methods need (by default: reading the catalog for GET and OPTIONS, what GET
-needs for HEAD, writing it for the rest); `Resource.need` is the result.
+needs for HEAD, writing it for the rest); `Resource.need` is the result, which the API
+description reads too.
 """
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import orjson
 from starlette.endpoints import HTTPEndpoint
@@ -36,6 +37,9 @@ from catalogo.produtos import Produto, representacao
 from catalogo.settings import Settings
 from catalogo.storage import Page, Storage
 
+if TYPE_CHECKING:  # openapi reads the resources: importing it here would go round in a circle
+    from catalogo.openapi import Description
+
 VARY = errors.VARY
 # The methods a Resource may define, in the order `Allow` lists them (Starlette's order).
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -50,6 +54,7 @@ class Services:
     schema_head: str | None
     gate: Gate
     passwords: Passwords
+    description: "Description"  # the API description, one document per mode
 
 
 def services(request: Request) -> Services:
@@ -60,7 +65,7 @@ def services(request: Request) -> Services:
 class Resource(HTTPEndpoint):
     """One URI. `needs` is what a subclass writes; `allowed` and `need` are worked out from it
     and from the methods it defines, once per class (`__init_subclass__`), and are the one
-    source for the 405's and OPTIONS' `Allow` and the access check."""
+    source for the 405's and OPTIONS' `Allow`, the access check and the API description."""
 
     needs: ClassVar[Mapping[str, Need]] = {}  # by method; see `need` for those left out
     allowed: ClassVar[tuple[str, ...]] = ("OPTIONS",)  # the methods answered, in _METHODS' order
