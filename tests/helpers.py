@@ -214,12 +214,12 @@ class FailingStorage:
 def storage_replaced(app: Starlette, stand_in: object) -> Iterator[None]:
     """Within the block, the started `app` uses `stand_in` as its storage; then its own again
     (which the app closes when it stops)."""
-    real = app.state.services
-    app.state.services = dataclasses.replace(real, storage=stand_in)
+    real = app.state.shared
+    app.state.shared = dataclasses.replace(real, storage=stand_in)
     try:
         yield
     finally:
-        app.state.services = real
+        app.state.shared = real
 
 
 class _FormReader(html.parser.HTMLParser):

@@ -172,8 +172,8 @@ def test_postgresql_is_never_migrated_unasked(empty_database: str, command: list
     result = catalogo(empty_database, *command)
     assert result.returncode == 1
     assert result.stderr.strip() == (
-        "catalogo: the database schema is empty, this version of catalogo needs 0010: "
-        "run `catalogo migrate` first"
+        "catalogo: o esquema do banco está vazio, esta versão do catalogo precisa da 0010: "
+        "rode `catalogo migrate` antes"
     )
     db = Database(empty_database)
     assert db.tables() == []
@@ -187,7 +187,7 @@ def test_serve_refuses_a_postgresql_schema_left_at_an_older_revision(
     db.execute("UPDATE alembic_version SET version_num = '0001'")
     result = catalogo(database, "serve")
     assert result.returncode == 1
-    assert "at revision 0001, this version of catalogo needs 0010" in result.stderr
+    assert "na revisão 0001, esta versão do catalogo precisa da 0010" in result.stderr
 
 
 @pytest.mark.parametrize("command", [["serve"], ["migrate"], ["seed", "1"]])
@@ -195,7 +195,7 @@ def test_an_unreachable_database_stops_the_command_with_a_message(command: list[
     port = free_port()  # nothing listens there
     result = catalogo(f"postgresql://postgres@127.0.0.1:{port}/catalogo", *command)
     assert result.returncode == 1
-    assert result.stderr.startswith("catalogo: the database does not answer (")
+    assert result.stderr.startswith("catalogo: o banco de dados não responde (")
     assert "Traceback" not in result.stderr
 
 
@@ -205,12 +205,12 @@ def test_a_bad_setting_stops_the_command_with_a_message_naming_it() -> None:
         [CATALOGO, "migrate"], env=env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 1
-    assert result.stderr.strip() == "catalogo: CATALOGO_PAGE_SIZE must be a whole number"
+    assert result.stderr.strip() == "catalogo: CATALOGO_PAGE_SIZE deve ser um número inteiro"
 
 
 def test_seed_adds_that_many_valid_products(database: str, db: Database) -> None:
     result = catalogo(database, "seed", "25")
-    assert result.stdout.strip() == "catalogo: added 25 products"
+    assert result.stdout.strip() == "catalogo: 25 produtos adicionados"
     rows = db.execute(f"SELECT nome, {db.centavos} FROM produtos").fetchall()
     assert len(rows) == 25
     assert all(nome and 0 < centavos <= 99_999_999_999 for nome, centavos in rows)
@@ -226,13 +226,15 @@ def test_emptying_the_trash_deletes_only_removals_older_than_the_days_kept(
         db.execute("UPDATE produtos SET removido_em = ? WHERE id = ?", (at, id))
     default = catalogo(database, "lixeira", "limpar")
     assert default.returncode == 0
-    assert default.stdout.startswith("catalogo: 1 removed product deleted for good (removed before")
-    assert default.stdout.rstrip().endswith("UTC); their history stays")
+    assert default.stdout.startswith(
+        "catalogo: 1 produto removido apagado de vez (removidos antes de"
+    )
+    assert default.stdout.rstrip().endswith("UTC); o histórico fica")
     assert catalogo(database, "lixeira", "limpar", env={"CATALOGO_LIXEIRA_DIAS": "10"}).stdout
     remaining = [row[0] for row in db.execute("SELECT id FROM produtos ORDER BY id")]
     assert remaining == [3, 4]
     assert catalogo(database, "lixeira", "limpar", "--dias", "0").stdout.startswith(
-        "catalogo: 1 removed product deleted"
+        "catalogo: 1 produto removido apagado"
     )
     assert [row[0] for row in db.execute("SELECT id FROM produtos")] == [4]
     assert db.execute("SELECT count(*) FROM eventos WHERE produto_id = 1").fetchone()[0] == 1
@@ -332,9 +334,9 @@ def test_serve_refuses_a_public_address_while_anyone_may_change_the_catalog(
     refused = catalogo(database, "serve", "--host", EVERY_ADDRESS)
     assert refused.returncode == 1
     assert refused.stderr.strip() == (
-        "catalogo: refusing to serve on 0.0.0.0: anyone who reaches it could change the "
-        "catalog. Create a user first (catalogo usuarios criar NOME --papel admin), or set "
-        "CATALOGO_AUTH=off to serve it open on purpose."
+        "catalogo: não vou servir em 0.0.0.0: quem o alcançasse poderia mudar o catálogo. "
+        "Crie antes um usuário (catalogo usuarios criar NOME --papel admin), ou defina "
+        "CATALOGO_AUTH=off para servi-lo aberto de propósito."
     )
     with serving(database, tmp_path, "--host", EVERY_ADDRESS, env={"CATALOGO_AUTH": "off"}):
         pass
@@ -365,9 +367,11 @@ def test_users_are_created_listed_and_refused_with_a_reason(database: str) -> No
             database, "usuarios", "criar", nome, "--papel", "editor", *more, input=f"{senha}\n"
         )
 
-    assert criar("Maria", SENHA, "--senha-stdin").stdout == "catalogo: created maria (editor)\n"
+    assert (
+        criar("Maria", SENHA, "--senha-stdin").stdout == "catalogo: usuário maria criado (editor)\n"
+    )
     for nome, senha, more, said in [
-        ("maria", SENHA, ["--senha-stdin"], "catalogo: there is a user named maria already"),
+        ("maria", SENHA, ["--senha-stdin"], "catalogo: já existe o usuário «maria»"),
         (
             "joana",
             "curta",
@@ -375,7 +379,7 @@ def test_users_are_created_listed_and_refused_with_a_reason(database: str) -> No
             "catalogo: A senha deve ter pelo menos 12 caracteres.",
         ),
         ("jo ana", SENHA, ["--senha-stdin"], "catalogo: O nome do usuário tem de 1 a 64"),
-        ("joana", SENHA, [], "catalogo: no terminal to ask for the password: pass --senha-stdin"),
+        ("joana", SENHA, [], "catalogo: não há terminal onde pedir a senha: use --senha-stdin"),
     ]:
         result = criar(nome, senha, *more)
         assert result.returncode == 1 and result.stderr.startswith(said), result.stderr
@@ -398,7 +402,7 @@ def test_a_token_printed_once_works_until_revoked_and_then_stops_at_once(
     )
     token = made.stdout.strip()
     assert re.fullmatch(r"cat_[A-Za-z0-9_-]{43}", token)
-    assert made.stderr.startswith("catalogo: token 1 for maria (editor), expires ")
+    assert made.stderr.startswith("catalogo: token 1 de maria (editor), expira ")
     listed = catalogo(database, "tokens", "listar").stdout
     assert "ERP da loja" in listed and token not in listed and token[4:20] not in listed
     with serving(database, tmp_path) as (base, _), http_client(base) as client:
@@ -431,5 +435,5 @@ def test_deactivating_a_user_or_setting_their_password_ends_their_sessions(
     assert catalogo(database, "usuarios", "desativar", "maria").returncode == 0
     assert "maria                    editor  não" in catalogo(database, "usuarios", "listar").stdout
     assert catalogo(database, "usuarios", "desativar", "ana").stderr == (
-        "catalogo: there is no user named ana\n"
+        "catalogo: não há usuário «ana»\n"
     )

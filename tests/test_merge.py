@@ -1,15 +1,21 @@
-"""An edit form saved after someone else saved the product is merged three ways against the
-version the form was opened at, on SQLite and PostgreSQL: what only one side changed is kept
-without a question, and only a field both changed differently is offered as a choice."""
+"""The three-way merge of an edit saved over a newer version: field by field (merge.py), what
+only one side changed is kept, equal changes agree, and only different changes to one field are
+left to a person; then through the edit form (services.save_merged), on SQLite and PostgreSQL,
+where only a field both changed differently is offered as a choice."""
 
 import re
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from catalogo.app import create_app
+from catalogo.historia import campos, ler_campos
+from catalogo.merge import merge
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
 from catalogo.storage import VersionConflict
@@ -24,6 +30,65 @@ from tests.helpers import (
     storage_replaced,
     stored,
 )
+
+
+def product(nome: str = "Caneca", descricao: str = "Azul", preco: str = "10.00") -> Produto:
+    return Produto(nome=nome, descricao=descricao, preco=Decimal(preco))
+
+
+BASE = ler_campos(campos(product()))
+
+
+def test_fields_only_the_other_side_changed_keep_their_saved_value() -> None:
+    merged = merge(BASE, product(nome="Caneca grande"), product(preco="12.00"))
+    assert merged.produto == product(nome="Caneca grande", preco="12.00")
+    assert merged.theirs == ("preco",) and merged.conflicts == ()
+
+
+def test_identical_changes_agree_and_name_no_one() -> None:
+    merged = merge(BASE, product(preco="12.00"), product(preco="12.00"))
+    assert merged.produto == product(preco="12.00")
+    assert merged.theirs == () and merged.conflicts == ()
+
+
+def test_different_changes_to_one_field_are_a_conflict_kept_at_this_persons_value() -> None:
+    merged = merge(BASE, product(preco="15.00"), product(nome="Xícara", preco="12.00"))
+    assert merged.conflicts == ("preco",) and merged.theirs == ("nome",)
+    assert merged.produto == product(nome="Xícara", preco="15.00")
+
+
+def test_a_price_written_otherwise_is_the_same_price() -> None:
+    base = {"nome": "Caneca", "descricao": "Azul", "preco": "10.0"}
+    merged = merge(base, product(preco="10"), product(preco="12.00"))
+    assert merged.produto.preco == Decimal("12.00") and merged.conflicts == ()
+
+
+def test_without_a_base_every_field_that_differs_is_a_conflict() -> None:
+    merged = merge(None, product(nome="A"), product(nome="B", preco="3.00"))
+    assert merged.conflicts == ("nome", "preco") and merged.theirs == ()
+
+
+TEXT = st.sampled_from(["Caneca", "Xícara", "Prato"])
+PRICE = st.sampled_from(["10.00", "12.00", "15.50"])
+
+
+@given(TEXT, TEXT, PRICE, TEXT, TEXT, PRICE)
+def test_a_merge_never_loses_a_change_that_only_one_side_made(
+    my_name: str, my_text: str, my_price: str, name: str, text: str, price: str
+) -> None:
+    base = ler_campos(campos(product("Caneca", "Caneca", "10.00")))
+    ours, theirs = product(my_name, my_text, my_price), product(name, text, price)
+    merged = merge(base, ours, theirs)
+    assert base is not None
+    for campo in ("nome", "descricao", "preco"):
+        kept, mine, saved = (str(getattr(p, campo)) for p in (merged.produto, ours, theirs))
+        original = str(Decimal(base[campo])) if campo == "preco" else base[campo]
+        if campo in merged.conflicts:
+            assert mine != original and saved != original and mine != saved and kept == mine
+        elif mine == original:
+            assert kept == saved
+        else:
+            assert kept == mine and (saved in (original, mine))
 
 
 def edit_form(client: TestClient, id: int) -> dict[str, str]:
@@ -253,7 +318,7 @@ def test_a_save_overtaken_at_every_attempt_leaves_the_choice_to_the_person(
     beto = edit_form(client, id)
     saved_meanwhile(client, id)
     app: Any = client.app
-    with storage_replaced(app, _AlwaysOvertaken(app.state.services.storage)):
+    with storage_replaced(app, _AlwaysOvertaken(app.state.shared.storage)):
         response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": "Xícara"})
     assert response.status_code == 409
     assert set(choices(response.text)) == {"nome", "preco"}

@@ -129,7 +129,7 @@ def test_a_metrics_port_that_is_taken_stops_serve_with_a_message(
         monkeypatch.setenv("CATALOGO_METRICS_PORT", str(taken.getsockname()[1]))
         result = catalogo(database, "serve", "--port", str(free_port()))
     assert result.returncode == 1
-    assert result.stderr.startswith("catalogo: cannot serve metrics on 127.0.0.1:")
+    assert result.stderr.startswith("catalogo: não consigo servir as métricas em 127.0.0.1:")
     assert "CATALOGO_METRICS_PORT" in result.stderr and "Traceback" not in result.stderr
 
 
@@ -139,7 +139,7 @@ def test_the_metrics_port_cannot_be_the_sites(
     monkeypatch.setenv("CATALOGO_METRICS_PORT", "8123")
     result = catalogo(database, "serve", "--port", "8123")
     assert result.returncode == 1
-    assert "CATALOGO_METRICS_PORT must be another port than the site's" in result.stderr
+    assert "CATALOGO_METRICS_PORT deve ser outra porta que a do site" in result.stderr
 
 
 def test_a_bad_metrics_port_stops_serve_naming_the_variable() -> None:
@@ -148,4 +148,6 @@ def test_a_bad_metrics_port_stops_serve_naming_the_variable() -> None:
         [CATALOGO, "serve"], env=env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 1
-    assert result.stderr.strip().startswith("catalogo: CATALOGO_METRICS_PORT must be a port")
+    assert result.stderr.strip().startswith(
+        "catalogo: CATALOGO_METRICS_PORT deve ser o número de uma porta"
+    )

@@ -16,7 +16,8 @@ from catalogo.historia import autoria
 from catalogo.produtos import Produto
 from catalogo.search import Query, terms
 from catalogo.settings import Settings
-from catalogo.storage import Cursor, open_storage
+from catalogo.storage import open_storage
+from catalogo.storage.paging import Cursor
 from tests.databases import Database
 
 
@@ -161,7 +162,7 @@ def test_require_current_refuses_an_outdated_schema_naming_the_command(
         finally:
             await storage.close()
 
-    with pytest.raises(migrations.SchemaOutdated, match="run `catalogo migrate`"):
+    with pytest.raises(migrations.SchemaOutdated, match="rode `catalogo migrate`"):
         asyncio.run(check())
     migrations.upgrade(Settings(database_url=empty_database))
     asyncio.run(check())

@@ -206,7 +206,7 @@ def test_a_stop_while_idle_ends_serve_with_0(database: str, workers: str) -> Non
 
 # Moments of serve's start, each twice: before Granian runs; just after a worker is forked,
 # while it loads the app (where Granian's own workers lose a SIGTERM); as one begins to listen.
-START_UP = ["catalogo: serving", "Spawning worker-{workers}", "Started worker-1"]
+START_UP = ["catalogo: servindo", "Spawning worker-{workers}", "Started worker-1"]
 
 
 @WORKERS
@@ -322,6 +322,6 @@ def test_a_second_serve_on_the_same_port_is_refused_with_a_message(database: str
         second = catalogo(database, "serve", "--port", str(serve.port))
         assert second.returncode == 1
         assert second.stderr == (
-            f"catalogo: cannot listen on 127.0.0.1:{serve.port}: Address already in use\n"
+            f"catalogo: não consigo escutar em 127.0.0.1:{serve.port}: Address already in use\n"
         )
         _stopped_cleanly(serve, Knocking(serve, 1, lambda _: HEALTH))

@@ -139,5 +139,5 @@ def test_the_path_is_percent_decoded_once_for_every_part_of_the_app() -> None:
 
 
 def test_url_options_are_refused_rather_than_silently_dropped() -> None:
-    with pytest.raises(SettingsError, match="no \\?options"):
+    with pytest.raises(SettingsError, match="sem \\?opções"):
         Settings.from_env({"CATALOGO_DATABASE_URL": "sqlite:///c.db?mode=ro"})

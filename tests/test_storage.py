@@ -15,16 +15,8 @@ from catalogo.historia import CLI
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query
 from catalogo.settings import Settings
-from catalogo.storage import (
-    Cursor,
-    KeyClaim,
-    KeyTaken,
-    Page,
-    Saved,
-    Storage,
-    VersionConflict,
-    open_storage,
-)
+from catalogo.storage import KeyClaim, KeyTaken, Saved, Storage, VersionConflict, open_storage
+from catalogo.storage.paging import Cursor, Page
 from tests.databases import Database
 
 T = TypeVar("T")

@@ -13,15 +13,8 @@ from catalogo.historia import CLI
 from catalogo.produtos import Produto
 from catalogo.search import END, ORDENS, Position, Query, name_key, searchable, terms
 from catalogo.settings import Settings
-from catalogo.storage import (
-    COUNT_EXACT,
-    Cursor,
-    Page,
-    QueryTimeout,
-    Storage,
-    open_storage,
-    sqlite_search,
-)
+from catalogo.storage import QueryTimeout, Storage, open_storage, sqlite_search
+from catalogo.storage.paging import COUNT_EXACT, Cursor, Page
 from tests.databases import Database
 from tests.helpers import BIG, BUDGET_MS, EVERYWHERE, big_catalog
 

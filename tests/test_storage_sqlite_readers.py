@@ -11,7 +11,8 @@ import httpx2
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query, terms
 from catalogo.settings import Settings
-from catalogo.storage import Cursor, Page, QueryTimeout, StorageUnavailable, open_storage
+from catalogo.storage import QueryTimeout, StorageUnavailable, open_storage
+from catalogo.storage.paging import Cursor, Page
 from catalogo.storage.sqlite_readers import THREADS
 from tests.databases import Database
 from tests.helpers import BUDGET_MS, EVERYWHERE, JSON, big_catalog

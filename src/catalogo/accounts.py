@@ -1,7 +1,7 @@
 """Who may change the catalog: users and their roles, passwords, session and token secrets.
 
 Pure but for password hashing, which runs on threads. HTTP (which cookie, which header, which
-answer) is access.py's; the tables are storage's.
+answer) is access.py's; the tables are storage's; signing in and issuing tokens, services.py's.
 
 Roles are ordered, each allowed what the one below it is: `leitor` reads (even under
 CATALOGO_AUTH=all), `editor` also creates, updates and removes products, `admin` also manages
@@ -23,12 +23,9 @@ import secrets
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar, get_args
+from typing import Literal, NamedTuple, TypeVar, get_args
 
 import argon2
-
-if TYPE_CHECKING:
-    from catalogo.storage import Storage
 
 T = TypeVar("T")
 
@@ -237,63 +234,6 @@ class Throttled(Exception):
     def __init__(self, seconds: int) -> None:
         super().__init__(f"throttled for {seconds} s")
         self.seconds = seconds
-
-
-async def check_password(
-    storage: "Storage", passwords: "Passwords", nome: str, senha: str, address: str, now: float
-) -> Usuario | None:
-    """The active user `nome` when `senha` is theirs, else None, for signing in and for any
-    other page that asks for the password again. Each try is weighed against the throttle and
-    counted as a failure in one atomic step (Throttled), before the password is checked, so that
-    tries sent together cannot all pass the count; a right password then turns it into a success.
-    A try turned away for a crowd (Busy) was never checked, and counts for nothing. A hash made
-    with older parameters is made again."""
-    attempt = await storage.reserve_sign_in(nome, address, now)
-    found = await storage.user(nome)
-    usuario, stored = found if found is not None and found[0].ativo else (None, None)
-    senha = unicodedata.normalize("NFC", senha)
-    try:
-        ok = len(senha) <= SENHA_MAXIMA and await passwords.verify(stored, senha)
-    except Busy:
-        await storage.forget_sign_in(attempt)
-        raise
-    if not ok or usuario is None or stored is None:
-        return None
-    await storage.sign_in_succeeded(attempt)
-    if passwords.needs_rehash(stored):
-        rehashed = await passwords.hash(senha)
-        await storage.update_user(nome, password_hash=rehashed, same_password=True)
-    return usuario
-
-
-async def open_session(
-    storage: "Storage",
-    usuario: Usuario,
-    lifetime_s: int,
-    address: str,
-    user_agent: str,
-    now: float,
-    replaced: str | None,
-) -> str:
-    """A new session for `usuario`, and its secret; the one the browser sent (`replaced`), if
-    any, ends: a session id never outlives a sign-in (no fixation)."""
-    if replaced is not None and is_session_secret(replaced):
-        await storage.end_session(digest(replaced))
-    secret = new_session_secret()
-    await storage.create_session(
-        usuario.id, digest(secret), now, now + lifetime_s, address, user_agent
-    )
-    return secret
-
-
-async def issue_token(
-    storage: "Storage", dono: Usuario, rotulo: str, papel: Papel, dias: int | None, now: float
-) -> tuple[Token, str]:
-    """A new token of `dono`'s, and its secret: the one time it exists outside its holder."""
-    secret = new_token()
-    expires = None if dias is None else now + dias * 86400
-    token = await storage.create_token(dono.id, rotulo, papel, digest(secret), now, expires)
-    return token, secret
 
 
 class Busy(Exception):

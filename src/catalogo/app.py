@@ -16,13 +16,13 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from catalogo import errors, logs, migrations, openapi
+from catalogo import error_responses, logs, migrations, openapi
 from catalogo.access import Gate
 from catalogo.accesslog import AccessLog, LastResort
 from catalogo.accounts import Passwords
 from catalogo.guard import SECURITY_HEADERS, Guard
 from catalogo.produtos import ID_PATTERN
-from catalogo.resources import Services
+from catalogo.resources import Shared
 from catalogo.resources.contas import (
     ContaResource,
     EntrarResource,
@@ -143,7 +143,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         storage = await open_storage(settings, instruments)
         try:
             await migrations.require_current(storage)
-            app.state.services = Services(
+            app.state.shared = Shared(
                 settings,
                 storage,
                 migrations.head(),
@@ -161,7 +161,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         ),
         routes=routes,
         middleware=[Middleware(Guard, settings=settings)],
-        exception_handlers=errors.handlers(),
+        exception_handlers=error_responses.handlers(),
         lifespan=lifespan,
     )
     app.router.redirect_slashes = False  # its Location would be built from the client's Host

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from catalogo import accounts, historia, migrations, produtos
+from catalogo import accounts, historia, migrations, produtos, services
 from catalogo.accounts import ContaInvalida, Passwords
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
 from catalogo.storage import Storage, StorageUnavailable, UnknownUser, UserExists, open_storage
@@ -35,58 +35,68 @@ T = TypeVar("T")
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="catalogo",
-        description="Product catalog service. The store is chosen by CATALOGO_DATABASE_URL "
-        "(default sqlite:///./catalogo.db).",
+        description="Catálogo de produtos. O banco de dados é o de CATALOGO_DATABASE_URL "
+        "(por padrão sqlite:///./catalogo.db).",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser(
-        "serve", help="serve HTTP (Granian); SQLite is migrated first, PostgreSQL must be current"
+        "serve",
+        help="serve HTTP (Granian); o SQLite é migrado antes, o PostgreSQL deve estar em dia",
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
-    serve.add_argument("--workers", type=int, default=1, help="worker processes")
-    commands.add_parser("migrate", help="bring the database schema up to date, then exit")
-    seed = commands.add_parser("seed", help="add N sample products (demos, benchmarks)")
-    seed.add_argument("count", type=int, help="how many products to add")
+    serve.add_argument("--host", default="127.0.0.1", help="endereço em que escutar")
+    serve.add_argument("--port", type=int, default=8000, help="porta em que escutar")
+    serve.add_argument("--workers", type=int, default=1, help="processos que atendem")
+    commands.add_parser("migrate", help="põe o esquema do banco em dia, e sai")
+    seed = commands.add_parser(
+        "seed", help="adiciona N produtos de exemplo (demonstrações, benchmarks)"
+    )
+    seed.add_argument("count", type=int, help="quantos produtos adicionar")
 
-    usuarios = commands.add_parser("usuarios", help="staff accounts").add_subparsers(
+    usuarios = commands.add_parser("usuarios", help="contas da equipe").add_subparsers(
         dest="action", required=True
     )
-    criar = usuarios.add_parser("criar", help="create a user (the first one turns sign-in on)")
+    criar = usuarios.add_parser(
+        "criar", help="cria um usuário (o primeiro liga a entrada com senha)"
+    )
     criar.add_argument("nome")
     criar.add_argument("--papel", required=True, choices=accounts.PAPEIS)
-    criar.add_argument("--senha-stdin", action="store_true", help="read the password from stdin")
-    usuarios.add_parser("listar", help="list users")
-    desativar = usuarios.add_parser("desativar", help="deactivate a user: ends their sessions")
+    criar.add_argument("--senha-stdin", action="store_true", help="lê a senha da entrada padrão")
+    usuarios.add_parser("listar", help="lista os usuários")
+    desativar = usuarios.add_parser(
+        "desativar", help="desativa um usuário: encerra as sessões dele"
+    )
     desativar.add_argument("nome")
-    senha = usuarios.add_parser("senha", help="set a user's password: ends their sessions")
+    senha = usuarios.add_parser(
+        "senha", help="troca a senha de um usuário: encerra as sessões dele"
+    )
     senha.add_argument("nome")
-    senha.add_argument("--senha-stdin", action="store_true", help="read the password from stdin")
+    senha.add_argument("--senha-stdin", action="store_true", help="lê a senha da entrada padrão")
 
-    tokens = commands.add_parser("tokens", help="API tokens").add_subparsers(
+    tokens = commands.add_parser("tokens", help="tokens da API").add_subparsers(
         dest="action", required=True
     )
-    criar_token = tokens.add_parser("criar", help="create a token; it is printed once")
-    criar_token.add_argument("--usuario", required=True, help="the user it acts as")
-    criar_token.add_argument("--nome", required=True, help="a label: who or what uses it")
+    criar_token = tokens.add_parser("criar", help="cria um token; ele é mostrado uma só vez")
+    criar_token.add_argument("--usuario", required=True, help="o usuário em nome de quem ele age")
+    criar_token.add_argument("--nome", required=True, help="um nome: quem ou o que o usa")
     criar_token.add_argument(
-        "--papel", choices=accounts.TOKEN_PAPEIS, help="at most the user's (default: theirs)"
+        "--papel", choices=accounts.TOKEN_PAPEIS, help="no máximo o do usuário (por padrão: o dele)"
     )
-    criar_token.add_argument("--expira", metavar="DIAS", help="days until it expires (1-3650)")
-    tokens.add_parser("listar", help="list tokens (never their secrets)")
-    revogar = tokens.add_parser("revogar", help="revoke a token: it stops working at once")
+    criar_token.add_argument("--expira", metavar="DIAS", help="dias até expirar (1 a 3650)")
+    tokens.add_parser("listar", help="lista os tokens (nunca os segredos)")
+    revogar = tokens.add_parser("revogar", help="revoga um token: ele deixa de valer na hora")
     revogar.add_argument("id", type=int)
-    lixeira = commands.add_parser("lixeira", help="the trash: removed products").add_subparsers(
+    lixeira = commands.add_parser("lixeira", help="a lixeira: produtos removidos").add_subparsers(
         dest="action", required=True
     )
     limpar = lixeira.add_parser(
-        "limpar", help="delete for good the products removed over N days ago (events stay)"
+        "limpar", help="apaga de vez os produtos removidos há mais de N dias (o histórico fica)"
     )
     limpar.add_argument(
         "--dias",
         type=_days,
         metavar="N",
-        help="days a removal is kept (default: CATALOGO_LIXEIRA_DIAS, 30; 0 empties the trash)",
+        help="dias que um removido fica na lixeira (padrão: CATALOGO_LIXEIRA_DIAS, 30; 0 a "
+        "esvazia)",
     )
     return parser
 
@@ -94,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
 def _days(value: str) -> int:
     """--dias: a whole number of days, as CATALOGO_LIXEIRA_DIAS takes it."""
     if not (value.isascii() and value.isdigit()) or int(value) > TRASH_DAYS_MAX:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to {TRASH_DAYS_MAX}")
+        raise argparse.ArgumentTypeError(f"deve ser um número inteiro de 0 a {TRASH_DAYS_MAX}")
     return int(value)
 
 
@@ -110,9 +120,9 @@ def main(argv: list[str] | None = None) -> None:
         if args.command == "serve":
             if not _with(settings, _may_listen(settings, args.host)):
                 sys.exit(
-                    f"catalogo: refusing to serve on {args.host}: anyone who reaches it could "
-                    "change the catalog. Create a user first (catalogo usuarios criar NOME "
-                    "--papel admin), or set CATALOGO_AUTH=off to serve it open on purpose."
+                    f"catalogo: não vou servir em {args.host}: quem o alcançasse poderia mudar "
+                    "o catálogo. Crie antes um usuário (catalogo usuarios criar NOME --papel "
+                    "admin), ou defina CATALOGO_AUTH=off para servi-lo aberto de propósito."
                 )
             _serve(settings, args.host, args.port, args.workers)
         elif args.command == "seed":
@@ -120,7 +130,9 @@ def main(argv: list[str] | None = None) -> None:
                 settings,
                 lambda storage: storage.create_many(produtos.exemplos(args.count), historia.CLI),
             )
-            print(f"catalogo: added {added} products")
+            print(
+                f"catalogo: {added} {_plural(added, 'produto adicionado', 'produtos adicionados')}"
+            )
         elif args.command == "usuarios":
             _usuarios(settings, args)
         elif args.command == "tokens":
@@ -130,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
     except migrations.SchemaOutdated as error:
         sys.exit(f"catalogo: {error}")
     except (StorageUnavailable, OSError) as error:
-        sys.exit(f"catalogo: the database does not answer ({error})")
+        sys.exit(f"catalogo: o banco de dados não responde ({error})")
     except (ContaInvalida, UserExists, UnknownUser) as error:
         sys.exit(f"catalogo: {_said(error)}")
 
@@ -169,9 +181,9 @@ def _loopback(host: str) -> bool:
 
 def _said(error: Exception) -> str:
     if isinstance(error, UserExists):
-        return f"there is a user named {error} already"
+        return f"já existe o usuário «{error}»"
     if isinstance(error, UnknownUser):
-        return f"there is no user named {error}"
+        return f"não há usuário «{error}»"
     return str(error)
 
 
@@ -188,24 +200,18 @@ def _usuarios(settings: Settings, args: argparse.Namespace) -> None:
     nome = accounts.ler_nome(args.nome)
     if args.action == "desativar":
         _with(settings, lambda storage: storage.update_user(nome, ativo=False))
-        print(f"catalogo: {nome} deactivated; their sessions ended, their tokens stop working")
+        print(
+            f"catalogo: {nome} desativado; as sessões dele acabaram, os tokens dele não valem mais"
+        )
         return
     senha = _new_password(args.senha_stdin)
     passwords = Passwords()
-
-    async def criar(storage: Storage) -> object:
-        hashed = await passwords.hash(senha)
-        return await storage.create_user(nome, args.papel, hashed, time.time())
-
-    async def trocar(storage: Storage) -> object:
-        return await storage.update_user(nome, password_hash=await passwords.hash(senha))
-
     if args.action == "criar":
-        _with(settings, criar)
-        print(f"catalogo: created {nome} ({args.papel})")
+        _with(settings, lambda s: services.create_user(s, passwords, nome, args.papel, senha))
+        print(f"catalogo: usuário {nome} criado ({args.papel})")
     else:
-        _with(settings, trocar)
-        print(f"catalogo: new password for {nome}; their sessions ended")
+        _with(settings, lambda s: services.change_password(s, passwords, nome, senha))
+        print(f"catalogo: senha de {nome} trocada; as sessões dele acabaram")
 
 
 def _new_password(from_stdin: bool) -> str:
@@ -213,7 +219,7 @@ def _new_password(from_stdin: bool) -> str:
     if from_stdin:
         return accounts.ler_senha(sys.stdin.readline().removesuffix("\n").removesuffix("\r"))
     if not sys.stdin.isatty():
-        raise ContaInvalida("no terminal to ask for the password: pass --senha-stdin")
+        raise ContaInvalida("não há terminal onde pedir a senha: use --senha-stdin")
     senha = accounts.ler_senha(getpass.getpass("Senha: "))
     if getpass.getpass("Repita a senha: ") != senha:
         raise ContaInvalida("As senhas digitadas não são iguais.")
@@ -244,25 +250,17 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
     if args.action == "revogar":
         revoked = _with(settings, lambda storage: storage.revoke_token(args.id, time.time()))
         if revoked is None:
-            sys.exit(f"catalogo: there is no token {args.id}")
-        print(f"catalogo: token {args.id} ({revoked.nome}) revoked")
+            sys.exit(f"catalogo: não há token com o número {args.id}")
+        print(f"catalogo: token {args.id} ({revoked.nome}) revogado")
         return
-    nome = accounts.ler_nome(args.usuario)
-    rotulo = accounts.ler_rotulo(args.nome)
-    dias = accounts.ler_dias(args.expira)
-
-    async def criar(storage: Storage) -> tuple[accounts.Token, str]:
-        found = await storage.user(nome)
-        if found is None:
-            raise UnknownUser(nome)
-        papel = accounts.papel_de_token(found[0], args.papel)
-        return await accounts.issue_token(storage, found[0], rotulo, papel, dias, time.time())
-
-    token, secret = _with(settings, criar)
+    token, secret = _with(
+        settings,
+        lambda s: services.issue_token(s, args.usuario, args.nome, args.papel, args.expira),
+    )
     print(
-        f"catalogo: token {token.id} for {token.usuario} ({token.papel}), "
-        f"expires {_when(token.expires_at) if token.expires_at else 'never'}; "
-        "it is shown only now:",
+        f"catalogo: token {token.id} de {token.usuario} ({token.papel}), "
+        f"expira {_when(token.expires_at) + ' UTC' if token.expires_at else 'nunca'}; "
+        "ele só é mostrado agora:",
         file=sys.stderr,
     )
     print(secret)
@@ -271,10 +269,15 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
 def _purge(settings: Settings, days: int) -> None:
     before = time.time() - days * 24 * 3600
     purged = _with(settings, lambda storage: storage.purge(before))
+    gone = _plural(purged, "produto removido apagado", "produtos removidos apagados")
     print(
-        f"catalogo: {purged} removed {'product' if purged == 1 else 'products'} deleted for "
-        f"good (removed before {_when(before)} UTC); their history stays"
+        f"catalogo: {purged} {gone} de vez (removidos antes de {_when(before)} UTC); "
+        "o histórico fica"
     )
+
+
+def _plural(count: int, one: str, more: str) -> str:
+    return one if count == 1 else more
 
 
 def _when(moment: float | None) -> str:
@@ -312,7 +315,7 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
         soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     with _metrics_exported(settings, port):
-        print(f"catalogo: serving http://{host}:{port}/produtos", flush=True)
+        print(f"catalogo: servindo http://{host}:{port}/produtos", flush=True)
         try:
             serving.serve(
                 target="catalogo.app:create_app",
@@ -338,7 +341,7 @@ def _metrics_exported(settings: Settings, port: int) -> Iterator[None]:
         yield
         return
     if settings.metrics_port == port:
-        sys.exit("catalogo: CATALOGO_METRICS_PORT must be another port than the site's")
+        sys.exit("catalogo: CATALOGO_METRICS_PORT deve ser outra porta que a do site")
     folder = tempfile.mkdtemp(prefix="catalogo-metrics-")
     # Before prometheus_client is first imported: it chooses multiprocess mode on import, and
     # the workers forked from this process keep what was imported here.
@@ -348,7 +351,7 @@ def _metrics_exported(settings: Settings, port: int) -> Iterator[None]:
     try:
         with metrics.exporting(settings.metrics_host, settings.metrics_port, folder):
             print(
-                f"catalogo: metrics on http://{settings.metrics_host}:{settings.metrics_port}"
+                f"catalogo: métricas em http://{settings.metrics_host}:{settings.metrics_port}"
                 "/metrics",
                 flush=True,
             )

@@ -50,29 +50,17 @@ endpoint: 406; for PUT and DELETE the
 preconditions (412); the body's type and syntax (415, 400); the fields (422); the write
 itself (404, 409, 412).
 
-Browsers get the site's error page; clients that prefer JSON get RFC 9457 problem details.
-Either shows the request's id (accesslog.py): the page as "Código da requisição", the problem
-as `request_id`; so does every error log line.
+This module is what is said: the statuses, their Portuguese titles and messages, and the
+exceptions that carry them. How it is answered is error_responses.py's: browsers get the
+site's error page, clients that prefer JSON RFC 9457 problem details.
 """
 
-import logging
-from collections.abc import Callable, Collection, Coroutine
-from http import HTTPStatus
-from typing import Any
+from collections.abc import Collection
 
-import orjson
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import Response
 
-from catalogo import identity, logs, pages
-from catalogo.accesslog import request_id
-from catalogo.negotiation import JSON_OPTIONS, PROBLEM, prefers_json
 from catalogo.produtos import quando
-from catalogo.storage import Removal, StorageUnavailable
-
-log = logging.getLogger("catalogo")
-Handler = Callable[[Request, Exception], Coroutine[Any, Any, Response]]
+from catalogo.storage import Removal
 
 VARY = {"Vary": "Accept"}
 RETRY_AFTER = {"Retry-After": "5"}
@@ -93,11 +81,11 @@ TITLES = {
     500: "Erro interno",
     503: "Serviço indisponível",
 }
-# What a person reads on the page where a program gets `_DEFAULT_DETAILS`' precise words.
-_PAGE_DETAILS = {
+# What a person reads on the page where a program gets `DEFAULT_DETAILS`' precise words.
+PAGE_DETAILS = {
     405: "Esta página não permite essa ação. Use os botões da página ou volte à lista.",
 }
-_DEFAULT_DETAILS = {
+DEFAULT_DETAILS = {
     404: "Não há nada neste endereço. Veja a lista de produtos.",
     405: "Este endereço não aceita o método {method}. Aceita: {allow}.",
     406: "Não temos este conteúdo no formato pedido em Accept.",
@@ -318,33 +306,6 @@ def schema_not_current(found: str | None, expected: str | None) -> HTTPException
     )
 
 
-def problem(
-    status: int, detail: str, headers: dict[str, str] | None = None, **members: Any
-) -> Response:
-    """RFC 9457 problem details; `about:blank` types, so `title` is the status phrase."""
-    body = {
-        "type": "about:blank",
-        "title": HTTPStatus(status).phrase,
-        "status": status,
-        "detail": detail,
-        **members,
-    }
-    return Response(orjson.dumps(body, option=JSON_OPTIONS), status, headers, media_type=PROBLEM)
-
-
-def invalid_fields(request: Request, errors: dict[str, str]) -> Response:
-    """422 for a JSON client: one message per field, keyed as the form names it."""
-    by_field = {f"produto.{field}": message for field, message in errors.items()}
-    return problem(
-        422,
-        INVALID_FIELDS,
-        VARY,
-        instance=request.url.path,
-        request_id=request_id(request),
-        errors=by_field,
-    )
-
-
 def idempotency_key_reused() -> HTTPException:
     """422 as a page for a browser, problem details for a program, like every other error."""
     return TitledError(
@@ -352,74 +313,3 @@ def idempotency_key_reused() -> HTTPException:
         "Esta Idempotency-Key já foi usada com outra requisição (outro corpo ou formato).",
         "Chave de idempotência já usada",
     )
-
-
-def detail_of(request: Request, error: HTTPException) -> str:
-    """What went wrong, in Portuguese: our own messages win over Starlette's English phrases."""
-    if error.detail != HTTPStatus(error.status_code).phrase:
-        return error.detail
-    allow = (error.headers or {}).get("Allow", "")
-    template = _DEFAULT_DETAILS.get(error.status_code, error.detail)
-    return template.format(method=request.method, allow=allow)
-
-
-def error_response(request: Request, error: HTTPException) -> Response:
-    """Problem details for JSON clients, the site's error page for everyone else."""
-    status = error.status_code
-    headers = {**(error.headers or {}), **VARY}
-    detail = detail_of(request, error)
-    id = request_id(request)
-    if prefers_json(request):
-        answer = problem(status, detail, headers, instance=request.url.path, request_id=id)
-    else:
-        if isinstance(error, TitledError):
-            title = error.title
-        else:
-            title = TITLES.get(status, HTTPStatus(status).phrase)
-        answer = pages.load().render(
-            "erro.html",
-            status,
-            headers,
-            titulo=title,
-            detalhe=_PAGE_DETAILS.get(status, detail),
-            status=status,
-            request_id=id,
-            quem=identity.visitor(request),  # known once access.Gate has looked
-        )
-    identity.personal(request, answer)
-    return answer
-
-
-async def http_error(request: Request, error: Exception) -> Response:
-    assert isinstance(error, HTTPException)  # noqa: S101 - Starlette's handler signature
-    return error_response(request, error)
-
-
-async def storage_unavailable(request: Request, error: Exception) -> Response:
-    log.warning(
-        "database unavailable: %s", error, extra=logs.fields(request_id=request_id(request))
-    )
-    return error_response(request, HTTPException(503, headers=RETRY_AFTER))
-
-
-async def server_error(request: Request, error: Exception) -> Response:
-    """500 with the request id to quote; the trace goes only to the log, under that id."""
-    code = request_id(request)
-    log.error(
-        "request %s failed: %s %s",
-        code,
-        request.method,
-        request.url.path,
-        exc_info=error,
-        extra=logs.fields(request_id=code),
-    )
-    return error_response(request, HTTPException(500))
-
-
-def handlers() -> dict[Any, Handler]:
-    """The exception handlers the app installs: ours first, a bug last."""
-    return {
-        HTTPException: http_error,
-        StorageUnavailable: storage_unavailable,
-        Exception: server_error,
-    }

@@ -31,7 +31,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from catalogo import errors
+from catalogo import error_responses, errors
 from catalogo.bodies import read_form
 from catalogo.negotiation import FORM_TYPES, media_type
 from catalogo.settings import Settings
@@ -91,7 +91,7 @@ class Guard:
         else:
             refusal = self._host_refusal(scope)
         if refusal is not None:
-            await errors.error_response(Request(scope, receive), refusal)(scope, receive, send)
+            await error_responses.respond(Request(scope, receive), refusal)(scope, receive, send)
             return
         if scope["method"] in SAFE_METHODS:
             await self.app(scope, receive, send)
@@ -106,7 +106,7 @@ class Guard:
                 if "_method" in form:
                     scope["method"] = _overridden(form["_method"])
         except HTTPException as error:
-            await errors.error_response(request, error)(scope, receive, send)
+            await error_responses.respond(request, error)(scope, receive, send)
             return
         await self.app(scope, _replay(body, receive), send)
 

@@ -90,39 +90,6 @@ def autores(eventos: Iterable[Evento]) -> list[str]:
     return list(dict.fromkeys(e.quem or "outra pessoa" for e in eventos))
 
 
-class Mescla(NamedTuple):
-    """A three-way merge: what to save, the fields it takes from the saved product (changed
-    only by others), and the fields both sides changed to different values (to be chosen)."""
-
-    produto: Produto
-    deles: tuple[str, ...]
-    conflitos: tuple[str, ...]
-
-
-def mesclar(base: dict[str, str] | None, meu: Produto, salvo: Produto) -> Mescla:
-    """Merges `meu` (an edit opened at `base`) with `salvo` (the product as saved now, moved
-    on since `base`): a field only one side changed takes that side's value; both sides'
-    changes agree when equal; a field both changed to different values is a conflict, kept at
-    `meu`'s value until the person chooses. Without a base (the version opened is unknown),
-    every field that differs is a conflict."""
-    valores: dict[str, Any] = {}
-    deles: list[str] = []
-    conflitos: list[str] = []
-    for campo in CAMPOS:
-        mine, saved = getattr(meu, campo), getattr(salvo, campo)
-        if mine == saved:
-            valores[campo] = mine
-        elif base is not None and _igual(campo, base[campo], mine):
-            valores[campo] = saved
-            deles.append(campo)
-        elif base is not None and _igual(campo, base[campo], saved):
-            valores[campo] = mine
-        else:
-            valores[campo] = mine
-            conflitos.append(campo)
-    return Mescla(meu.model_copy(update=valores), tuple(deles), tuple(conflitos))
-
-
 def valor(campo: str, texto: str) -> Any:
     """A field as an event keeps it (`campos`), as a product holds it: a price is a Decimal."""
     return Decimal(texto) if campo == "preco" else texto
@@ -131,7 +98,3 @@ def valor(campo: str, texto: str) -> Any:
 def produto_de(fields: dict[str, str]) -> Produto:
     """The product a stored version was (an event's fields), to compare and show."""
     return Produto.model_construct(**{c: valor(c, fields[c]) for c in CAMPOS})
-
-
-def _igual(campo: str, kept: str, value: Any) -> bool:
-    return bool(valor(campo, kept) == value)

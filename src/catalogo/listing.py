@@ -32,7 +32,7 @@ from catalogo.search import (
     terms,
     token,
 )
-from catalogo.storage import Cursor
+from catalogo.storage.paging import Cursor
 
 LIST_PATH = "/produtos"
 RETURN_PARAMETER = "lista"

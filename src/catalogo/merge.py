@@ -1,79 +1,48 @@
-"""An edit saved over a newer version of its product, merged three ways and saved.
+"""The three-way merge of an edit saved over a newer version of its product. No I/O.
 
 A person's form names the version it was opened at (v); when the product has moved on to w,
-the stored version v (storage's events) is the merge's base (historia.mesclar). Without a
-conflict the merge is saved against w, and merged again from v should the product move once
-more before it lands; with one, nothing is saved and the person chooses, field by field (the
-edit page, based on w). JSON clients never come here: they keep strict versions (409 / 412).
+the stored version v (the event that made it) is the merge's base. services.save_merged runs
+it against what is saved, and again should the product move once more before the save lands.
 """
 
-from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from catalogo import historia
-from catalogo.historia import Autoria, Mescla
-from catalogo.produtos import Produto
-from catalogo.storage import Storage, VersionConflict
-
-ATTEMPTS = 5  # merges in a row that another write overtook before the save gives up
-AUTHORS_READ = 200  # the events read to name who changed the product since v
+from catalogo.historia import valor
+from catalogo.produtos import CAMPOS, Produto
 
 
-@dataclass(frozen=True)
-class Merged:
-    """Saved: the product, the fields taken from the others' changes, and who made them;
-    `changed` is false when the merge left the product as the others saved it."""
+class Merge(NamedTuple):
+    """What to save, the fields it takes from the saved product (changed only by others), and
+    the fields both sides changed to different values (the person chooses)."""
 
     produto: Produto
-    deles: tuple[str, ...]
-    autores: list[str]
-    changed: bool = True
+    theirs: tuple[str, ...]
+    conflicts: tuple[str, ...]
 
 
-class MergeConflict(Exception):
-    """Both sides changed a field differently: `mescla` against `current`, for a choice."""
+def merge(base: dict[str, str] | None, mine: Produto, saved: Produto) -> Merge:
+    """Merges `mine` (an edit opened at `base`) with `saved` (the product as saved now, moved
+    on since `base`): a field only one side changed takes that side's value; both sides'
+    changes agree when equal; a field both changed to different values is a conflict, kept at
+    `mine`'s value until the person chooses. Without a base (the version opened is unknown),
+    every field that differs is a conflict."""
+    values: dict[str, Any] = {}
+    theirs: list[str] = []
+    conflicts: list[str] = []
+    for campo in CAMPOS:
+        ours, stored = getattr(mine, campo), getattr(saved, campo)
+        if ours == stored:
+            values[campo] = ours
+        elif base is not None and _same(campo, base[campo], ours):
+            values[campo] = stored
+            theirs.append(campo)
+        elif base is not None and _same(campo, base[campo], stored):
+            values[campo] = ours
+        else:
+            values[campo] = ours
+            conflicts.append(campo)
+    return Merge(mine.model_copy(update=values), tuple(theirs), tuple(conflicts))
 
-    def __init__(self, mescla: Mescla, current: Produto, autores: list[str]) -> None:
-        super().__init__(f"produto {current.id}: {', '.join(mescla.conflitos)}")
-        self.mescla = mescla
-        self.current = current
-        self.autores = autores
 
-
-class Since(NamedTuple):
-    """What a person's page missed: the version it was opened at (None if it is not stored),
-    and who changed the product after it."""
-
-    base: dict[str, str] | None
-    autores: list[str]
-
-
-async def since(storage: Storage, id: int, based_on: int) -> Since:
-    found = await storage.versions(id, based_on, AUTHORS_READ)
-    base = found[0].depois if found and found[0].versao == based_on else None
-    return Since(base, historia.autores(e for e in found if e.versao > based_on))
-
-
-async def save_merged(
-    storage: Storage,
-    typed: Produto,
-    based_on: int,
-    current: Produto,
-    autoria: Autoria,
-) -> Merged:
-    """Raises MergeConflict (also when the product kept moving through every attempt) or
-    NotFound (removed meanwhile)."""
-    for _ in range(ATTEMPTS):
-        assert current.id is not None and current.versao is not None  # noqa: S101 - stored
-        base, autores = await since(storage, current.id, based_on)
-        mescla = historia.mesclar(base, typed, current)
-        if mescla.conflitos:
-            raise MergeConflict(mescla, current, autores)
-        try:
-            saved = await storage.update(current.id, mescla.produto, {current.versao}, autoria)
-        except VersionConflict as overtaken:
-            current = overtaken.current
-            continue
-        return Merged(saved.produto, mescla.deles, autores, saved.changed)
-    # Overtaken every time: the person decides, every field that differs laid out.
-    raise MergeConflict(historia.mesclar(None, typed, current), current, [])
+def _same(campo: str, kept: str, value: Any) -> bool:
+    return bool(valor(campo, kept) == value)

@@ -117,7 +117,7 @@ def exporting(host: str, port: int, folder: str) -> Iterator[None]:
     try:
         if refused is not None:
             raise CannotExport(
-                f"cannot serve metrics on {host}:{port} (CATALOGO_METRICS_HOST, "
+                f"não consigo servir as métricas em {host}:{port} (CATALOGO_METRICS_HOST, "
                 f"CATALOGO_METRICS_PORT): {refused}"
             )
         yield

@@ -110,7 +110,7 @@ class Server(MPServer):  # Granian's server where Python has a GIL: a process pe
             self._listener.bind((self.bind_addr, self.bind_port))
         except OSError as error:
             where = f"{self.bind_addr}:{self.bind_port}"
-            raise CannotListen(f"cannot listen on {where}: {error.strerror}") from None
+            raise CannotListen(f"não consigo escutar em {where}: {error.strerror}") from None
         self._listener.set_inheritable(True)
         self._sso = None  # what Granian hands its workers on Windows only
         # The stub knows Windows's SocketHolder(fd); Linux's takes these.

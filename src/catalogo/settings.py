@@ -50,51 +50,52 @@ class Settings:
             sqlite and ("?" in self.database_url or self.sqlite_path in ("", ":memory:"))
         ):
             raise SettingsError(
-                "CATALOGO_DATABASE_URL must look like sqlite:///path/to/file.db, with no "
-                "?options, or postgresql://user:password@host:port/database (got "
+                "CATALOGO_DATABASE_URL deve ser como sqlite:///caminho/do/arquivo.db, sem "
+                "?opções, ou postgresql://usuario:senha@host:porta/banco (recebido "
                 f"{_without_password(self.database_url)!r})"
             )
         if not 1 <= self.page_size <= 500:
-            raise SettingsError("CATALOGO_PAGE_SIZE must be between 1 and 500")
+            raise SettingsError("CATALOGO_PAGE_SIZE deve estar entre 1 e 500")
         if self.max_body_bytes < 1024:
-            raise SettingsError("CATALOGO_MAX_BODY_BYTES must be at least 1024")
+            raise SettingsError("CATALOGO_MAX_BODY_BYTES deve ser pelo menos 1024")
         if not 1 <= self.database_pool_size <= 100:
-            raise SettingsError("CATALOGO_DATABASE_POOL_SIZE must be between 1 and 100")
+            raise SettingsError("CATALOGO_DATABASE_POOL_SIZE deve estar entre 1 e 100")
         if not 1 <= self.lock_timeout_ms <= 60_000:
-            raise SettingsError("CATALOGO_LOCK_TIMEOUT_MS must be between 1 and 60000")
+            raise SettingsError("CATALOGO_LOCK_TIMEOUT_MS deve estar entre 1 e 60000")
         if not 1 <= self.query_timeout_ms <= 60_000:
-            raise SettingsError("CATALOGO_QUERY_TIMEOUT_MS must be between 1 and 60000")
+            raise SettingsError("CATALOGO_QUERY_TIMEOUT_MS deve estar entre 1 e 60000")
         for variable, value in [
             ("CATALOGO_HEADER_TIMEOUT_MS", self.header_timeout_ms),
             ("CATALOGO_BODY_TIMEOUT_MS", self.body_timeout_ms),
         ]:
             if not 100 <= value <= 600_000:
-                raise SettingsError(f"{variable} must be between 100 and 600000")
+                raise SettingsError(f"{variable} deve estar entre 100 e 600000")
         if not 100 <= self.max_connections <= 1_000_000:
-            raise SettingsError("CATALOGO_MAX_CONNECTIONS must be between 100 and 1000000")
+            raise SettingsError("CATALOGO_MAX_CONNECTIONS deve estar entre 100 e 1000000")
         bad = [h for h in self.allowed_hosts if not _HOST_ENTRY.fullmatch(h)]
         if bad or not self.allowed_hosts:
             raise SettingsError(
-                "CATALOGO_ALLOWED_HOSTS must list, separated by commas, the names clients use "
-                "for this service: a name (catalogo.example.com), a domain with its subdomains "
-                "(.example.com), an address (127.0.0.1, [::1]) or * for any "
-                f"(got {', '.join(bad) or 'none'})"
+                "CATALOGO_ALLOWED_HOSTS deve listar, separados por vírgulas, os nomes que os "
+                "clientes usam para este serviço: um nome (catalogo.example.com), um domínio "
+                "com seus subdomínios (.example.com), um endereço (127.0.0.1, [::1]) ou * para "
+                f"qualquer um (recebido: {', '.join(bad) or 'nenhum'})"
             )
         if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
             raise SettingsError(
-                "CATALOGO_METRICS_PORT must be a port number, 1 to 65535 (unset: no metrics)"
+                "CATALOGO_METRICS_PORT deve ser o número de uma porta, de 1 a 65535 (sem ela: "
+                "sem métricas)"
             )
         if self.auth not in (None, "off", "writes", "all"):
             raise SettingsError(
-                "CATALOGO_AUTH must be off, writes or all (unset: off until the first user "
-                "is created, then writes)"
+                "CATALOGO_AUTH deve ser off, writes ou all (sem ela: off até que o primeiro "
+                "usuário seja criado, writes depois)"
             )
         if not 1 <= self.session_hours <= 24 * 30:
-            raise SettingsError("CATALOGO_SESSAO_HORAS must be between 1 and 720")
+            raise SettingsError("CATALOGO_SESSAO_HORAS deve estar entre 1 e 720")
         if not 0 <= self.trash_days <= TRASH_DAYS_MAX:
-            raise SettingsError(f"CATALOGO_LIXEIRA_DIAS must be between 0 and {TRASH_DAYS_MAX}")
+            raise SettingsError(f"CATALOGO_LIXEIRA_DIAS deve estar entre 0 e {TRASH_DAYS_MAX}")
         if not self.metrics_host:
-            raise SettingsError("CATALOGO_METRICS_HOST must be an address, such as 127.0.0.1")
+            raise SettingsError("CATALOGO_METRICS_HOST deve ser um endereço, como 127.0.0.1")
 
     @property
     def database(self) -> Literal["sqlite", "postgresql"]:
@@ -138,7 +139,7 @@ def _whole_number(environ: Mapping[str, str], variable: str, default: int) -> in
     try:
         return int(environ.get(variable, default))
     except ValueError:
-        raise SettingsError(f"{variable} must be a whole number") from None
+        raise SettingsError(f"{variable} deve ser um número inteiro") from None
 
 
 def _names(environ: Mapping[str, str], variable: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -156,7 +157,7 @@ def _optional_number(environ: Mapping[str, str], variable: str) -> int | None:
 def _on_or_off(environ: Mapping[str, str], variable: str, default: bool) -> bool:
     value = environ.get(variable, "")
     if value not in ("", "on", "off"):
-        raise SettingsError(f"{variable} must be on or off")
+        raise SettingsError(f"{variable} deve ser on ou off")
     return default if not value else value == "on"
 
 

@@ -59,12 +59,13 @@ class TestConta:
         elsewhere = second_browser(admin)
         assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
         changed = change_password(admin, SENHA, NOVA)
-        assert changed.headers["location"] == "/conta?aviso=senha"
-        assert admin.get("/conta", headers=as_browser(elsewhere)).status_code == 303
-        page = admin.get("/conta?aviso=senha")
+        assert changed.headers["location"] == "/conta"
+        page = admin.get("/conta")
         assert "Senha alterada." in page.text and "Esta sessão" in page.text
         assert page.headers["cache-control"] == "no-store"
         assert page.headers["vary"] == "Accept, Cookie"
+        assert "Senha alterada." not in admin.get("/conta").text  # shown once
+        assert admin.get("/conta", headers=as_browser(elsewhere)).status_code == 303
         admin.post("/sair")
         assert sign_in(admin, senha=SENHA).status_code == 422
         assert sign_in(admin, senha=NOVA).status_code == 303
@@ -91,11 +92,20 @@ class TestConta:
         assert refused.status_code == 422 and said in refused.text
         assert db.execute("SELECT password_hash FROM usuarios").fetchone()[0] == before
 
+    def test_a_notice_comes_from_the_write_before_never_from_the_address(
+        self, admin: TestClient
+    ) -> None:
+        assert "Senha alterada." not in admin.get("/conta?aviso=senha").text
+        admin.cookies.set("aviso", "adicionado%3A1%3ACaneca")  # a product's, not this page's
+        page = admin.get("/conta")
+        assert "Caneca" not in page.text and "aviso=" in page.headers["set-cookie"]
+
     def test_one_session_or_all_of_them_can_be_ended(self, admin: TestClient, db: Database) -> None:
         elsewhere = second_browser(admin)
         other = db.execute("SELECT max(id) FROM sessions").fetchone()[0]
         ended = admin.post(f"/conta/sessoes/{other}", data={"_method": "DELETE"})
-        assert ended.headers["location"] == "/conta?aviso=sessao"
+        assert ended.headers["location"] == "/conta"
+        assert "Sessão encerrada." in admin.get("/conta").text
         assert admin.get("/conta", headers=as_browser(elsewhere)).status_code == 303
         again = admin.post(f"/conta/sessoes/{other}", data={"_method": "DELETE"})
         assert again.status_code == 404
@@ -128,8 +138,8 @@ class TestUsuarios:
         self, admin: TestClient, database: str
     ) -> None:
         created = admin.post("/usuarios", data={"nome": "Joana", "papel": "leitor", "senha": NOVA})
-        assert created.headers["location"] == "/usuarios?aviso=criado"
-        page = admin.get("/usuarios?aviso=criado").text
+        assert created.headers["location"] == "/usuarios"
+        page = admin.get("/usuarios").text
         assert "Usuário criado." in page and "joana" in page
         second_browser(admin, "joana", NOVA)
 
@@ -158,7 +168,8 @@ class TestUsuarios:
         demoted = admin.post(
             "/usuarios/edu", data={"_method": "PUT", "papel": "leitor", "ativo": "sim"}
         )
-        assert demoted.headers["location"] == "/usuarios?aviso=alterado"
+        assert demoted.headers["location"] == "/usuarios"
+        assert "Usuário alterado." in admin.get("/usuarios").text
         assert admin.get("/produtos/novo", headers=edu).status_code == 403
         admin.post("/usuarios/edu", data={"_method": "PUT", "papel": "leitor", "ativo": "nao"})
         assert admin.get("/produtos/novo", headers=edu).headers["location"].startswith("/entrar")
@@ -197,7 +208,8 @@ class TestTokens:
         assert created.status_code == 201
         (id,) = db.execute("SELECT id FROM tokens").fetchone()
         revoked = admin.post(f"/tokens/{id}", data={"_method": "DELETE"})
-        assert revoked.headers["location"] == "/tokens?aviso=revogado"
+        assert revoked.headers["location"] == "/tokens"
+        assert "Token revogado" in admin.get("/tokens").text
         assert admin.get("/produtos", headers=bearer(token)).status_code == 401
         assert "revogado" in admin.get("/tokens").text
 

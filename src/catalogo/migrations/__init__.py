@@ -46,10 +46,10 @@ async def require_current(storage: Storage) -> None:
     """Refuses a database that is not at `head()`: PostgreSQL is migrated only on request."""
     current, expected = await storage.schema_version(), head()
     if current != expected:
-        found = f"at revision {current}" if current else "empty"
+        found = f"na revisão {current}" if current else "vazio"
         raise SchemaOutdated(
-            f"the database schema is {found}, this version of catalogo needs {expected}: "
-            "run `catalogo migrate` first"
+            f"o esquema do banco está {found}, esta versão do catalogo precisa da {expected}: "
+            "rode `catalogo migrate` antes"
         )
 
 

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from catalogo import conditional, errors, pages
+from catalogo import conditional, error_responses, errors, pages
 from catalogo.access import Gate, Need
 from catalogo.accesslog import request_id
 from catalogo.accounts import Passwords
@@ -35,7 +35,8 @@ from catalogo.listing import Paging
 from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, preferred
 from catalogo.produtos import Produto, representacao
 from catalogo.settings import Settings
-from catalogo.storage import Page, Storage
+from catalogo.storage import Storage
+from catalogo.storage.paging import Page
 
 if TYPE_CHECKING:  # openapi reads the resources: importing it here would go round in a circle
     from catalogo.openapi import Description
@@ -46,7 +47,7 @@ _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
 @dataclass(frozen=True)
-class Services:
+class Shared:
     """What the handlers share, made when the app starts (app.py's lifespan)."""
 
     settings: Settings
@@ -57,8 +58,8 @@ class Services:
     description: "Description"  # the API description, one document per mode
 
 
-def services(request: Request) -> Services:
-    shared: Services = request.app.state.services
+def shared_of(request: Request) -> Shared:
+    shared: Shared = request.app.state.shared
     return shared
 
 
@@ -102,7 +103,7 @@ class Resource(HTTPEndpoint):
         need = self.need.get(method)
         if need is None:
             await self.method_not_allowed(request)  # raises the 405
-        refusal = await services(request).gate.admit(request, need)
+        refusal = await shared_of(request).gate.admit(request, need)
         if refusal is not None:
             await refusal(self.scope, self.receive, self.send)
             return
@@ -127,7 +128,7 @@ def negotiate(request: Request, offered: Sequence[str] = (HTML, JSON)) -> str:
 
 def conflict(request: Request, detail: str, current: Produto) -> Response:
     """409 for a program: what went wrong, and the product as it is now (`current`)."""
-    return errors.problem(
+    return error_responses.problem(
         409,
         detail,
         VARY,

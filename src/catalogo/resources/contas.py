@@ -10,18 +10,17 @@ CATALOGO_SESSAO_HORAS, never extended.
 """
 
 import time
-import unicodedata
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import accounts, errors, pages
+from catalogo import accounts, errors, pages, services
 from catalogo.access import Need, local_path, resume, session_cookie, sign_in_page, why_sign_in
 from catalogo.accounts import Busy, ContaInvalida, Principal, Throttled
 from catalogo.bodies import read_form
 from catalogo.identity import principal, visitor
 from catalogo.negotiation import HTML
-from catalogo.resources import VARY, Resource, Services, negotiate, services, write_cookie
+from catalogo.resources import VARY, Resource, Shared, negotiate, notices, shared_of, write_cookie
 from catalogo.storage import UnknownUser, UserExists
 
 WRONG = "Nome ou senha incorretos."
@@ -52,7 +51,7 @@ class EntrarResource(Resource):
         senha = form.get("senha", "")
         if not nome or not senha:
             return sign_in_page(proximo, nome, MISSING, pendente=pendente, status_code=422)
-        shared = services(request)
+        shared = shared_of(request)
         now = time.time()
         address = shared.gate.client_address(request)
         usuario = await _checked(shared, nome, senha, address, now)
@@ -60,7 +59,7 @@ class EntrarResource(Resource):
             return sign_in_page(proximo, nome, WRONG, pendente=pendente, status_code=422)
         https = shared.gate.over_https(request)
         lifetime = shared.settings.session_hours * 3600
-        secret = await accounts.open_session(
+        secret = await services.open_session(
             shared.storage,
             usuario,
             lifetime,
@@ -84,7 +83,7 @@ class SairResource(Resource):
     needs = _PUBLIC
 
     async def post(self, request: Request) -> Response:
-        shared = services(request)
+        shared = shared_of(request)
         https = shared.gate.over_https(request)
         secret = request.cookies.get(session_cookie(https))
         if secret is not None and accounts.is_session_secret(secret):
@@ -95,11 +94,11 @@ class SairResource(Resource):
 
 
 async def _checked(
-    shared: Services, nome: str, senha: str, address: str, now: float
+    shared: Shared, nome: str, senha: str, address: str, now: float
 ) -> accounts.Usuario | None:
-    """accounts.check_password, its refusals as answers: 429, or 503 for a crowd."""
+    """services.check_password, its refusals as answers: 429, or 503 for a crowd."""
     try:
-        return await accounts.check_password(
+        return await services.check_password(
             shared.storage, shared.passwords, nome, senha, address, now
         )
     except Throttled as wait:
@@ -160,23 +159,24 @@ class SenhaResource(Resource):
         negotiate(request, (HTML,))
         who = _browser_user(request)
         form = await read_form(request, ("atual", "nova", "repetida"))
-        shared = services(request)
+        shared = shared_of(request)
         address = shared.gate.client_address(request)
         if not await _checked(shared, who.nome, form.get("atual", ""), address, time.time()):
             return await _account_page(request, "A senha atual não confere.", 422)
         try:
-            nova = accounts.ler_senha(form.get("nova", ""))
-            if unicodedata.normalize("NFC", form.get("repetida", "")) != nova:
-                raise ContaInvalida("As senhas digitadas não são iguais.")
-            hashed = await shared.passwords.hash(nova)
+            await services.change_password(
+                shared.storage,
+                shared.passwords,
+                who.nome,
+                form.get("nova", ""),
+                form.get("repetida", ""),
+                keep_session=who.session_id,
+            )
         except ContaInvalida as refused:
             return await _account_page(request, str(refused), 422)
         except Busy:
             raise errors.sign_ins_busy() from None
-        await shared.storage.update_user(
-            who.nome, password_hash=hashed, keep_session=who.session_id
-        )
-        return _back("/conta", "senha")
+        return _back(request, "/conta", "senha")
 
 
 class SessoesResource(Resource):
@@ -186,7 +186,7 @@ class SessoesResource(Resource):
 
     async def delete(self, request: Request) -> Response:
         who = _browser_user(request)
-        shared = services(request)
+        shared = shared_of(request)
         await shared.storage.end_sessions(who.usuario_id)
         response = Response(status_code=303, headers={"Location": "/entrar"})
         _set_cookie(response, shared.gate.over_https(request), "", 0)
@@ -201,9 +201,9 @@ class SessaoResource(Resource):
     async def delete(self, request: Request) -> Response:
         who = _browser_user(request)
         id = request.path_params["id"]
-        if not await services(request).storage.end_sessions(who.usuario_id, only=id):
+        if not await shared_of(request).storage.end_sessions(who.usuario_id, only=id):
             raise errors.not_found("Você não tem uma sessão aberta com este número.")
-        return _back("/conta", "sessao")
+        return _back(request, "/conta", "sessao")
 
 
 class UsuariosResource(Resource):
@@ -218,19 +218,22 @@ class UsuariosResource(Resource):
     async def post(self, request: Request) -> Response:
         negotiate(request, (HTML,))
         form = await read_form(request, ("nome", "papel", "senha"))
-        shared = services(request)
+        shared = shared_of(request)
         try:
-            nome = accounts.ler_nome(form.get("nome", ""))
-            papel = accounts.ler_papel(form.get("papel", ""))
-            hashed = await shared.passwords.hash(accounts.ler_senha(form.get("senha", "")))
-            await shared.storage.create_user(nome, papel, hashed, time.time())
+            await services.create_user(
+                shared.storage,
+                shared.passwords,
+                form.get("nome", ""),
+                form.get("papel", ""),
+                form.get("senha", ""),
+            )
         except ContaInvalida as refused:
             return await _users_page(request, str(refused), form, 422)
-        except UserExists:
-            return await _users_page(request, f"Já existe o usuário «{nome}».", form, 422)
+        except UserExists as taken:
+            return await _users_page(request, f"Já existe o usuário «{taken}».", form, 422)
         except Busy:
             raise errors.sign_ins_busy() from None
-        return _back("/usuarios", "criado")
+        return _back(request, "/usuarios", "criado")
 
 
 class UsuarioResource(Resource):
@@ -255,12 +258,12 @@ class UsuarioResource(Resource):
         if form.get("ativo") not in ("sim", "nao"):
             raise errors.bad_request("«ativo» deve ser sim ou nao.")
         try:
-            await services(request).storage.update_user(
+            await shared_of(request).storage.update_user(
                 nome, papel=papel, ativo=form["ativo"] == "sim"
             )
         except UnknownUser:
             raise errors.not_found(f"Não há usuário «{nome:.64}».") from None
-        return _back("/usuarios", "alterado")
+        return _back(request, "/usuarios", "alterado")
 
 
 class TokensResource(Resource):
@@ -279,27 +282,27 @@ class TokensResource(Resource):
         if not accounts.is_token(secret):
             return await _tokens_page(request)
         shown = await _tokens_page(request, novo=int(id) if id.isdigit() else None, segredo=secret)
-        _set_new_token(shown, services(request).gate.over_https(request), "", 0)
+        _set_new_token(shown, shared_of(request).gate.over_https(request), "", 0)
         return shown
 
     async def post(self, request: Request) -> Response:
         negotiate(request, (HTML,))
         form = await read_form(request, ("nome", "usuario", "papel", "expira"))
-        storage = services(request).storage
         try:
-            rotulo = accounts.ler_rotulo(form.get("nome", ""))
-            dias = accounts.ler_dias(form.get("expira", "").strip())
-            found = await storage.user(accounts.ler_nome(form.get("usuario", "")))
-            if found is None:
-                raise ContaInvalida("Escolha um usuário da lista.")
-            papel = accounts.papel_de_token(found[0], form.get("papel") or None)
+            token, secret = await services.issue_token(
+                shared_of(request).storage,
+                form.get("usuario", ""),
+                form.get("nome", ""),
+                form.get("papel") or None,
+                form.get("expira", "").strip(),
+            )
         except ContaInvalida as refused:
             return await _tokens_page(request, erro=str(refused), valores=form, status_code=422)
-        token, secret = await accounts.issue_token(
-            storage, found[0], rotulo, papel, dias, time.time()
-        )
+        except UnknownUser:
+            refusal = "Escolha um usuário da lista."
+            return await _tokens_page(request, erro=refusal, valores=form, status_code=422)
         response = Response(status_code=303, headers={"Location": "/tokens"})
-        https = services(request).gate.over_https(request)
+        https = shared_of(request).gate.over_https(request)
         _set_new_token(response, https, f"{token.id}.{secret}", 60)
         return response
 
@@ -311,9 +314,9 @@ class TokenResource(Resource):
 
     async def delete(self, request: Request) -> Response:
         id = request.path_params["id"]
-        if await services(request).storage.revoke_token(id, time.time()) is None:
+        if await shared_of(request).storage.revoke_token(id, time.time()) is None:
             raise errors.not_found(f"Não há token com o número {id}.")
-        return _back("/tokens", "revogado")
+        return _back(request, "/tokens", "revogado")
 
 
 def _browser_user(request: Request) -> Principal:
@@ -325,26 +328,26 @@ def _browser_user(request: Request) -> Principal:
     return who
 
 
-def _back(path: str, notice: str) -> Response:
-    return Response(status_code=303, headers={"Location": f"{path}?aviso={notice}"})
+def _back(request: Request, path: str, notice: str) -> Response:
+    return notices.redirect(request, path, f"conta:{notice}", {})
 
 
 def _notice(request: Request) -> str | None:
-    return _NOTICES.get(request.query_params.get("aviso", ""))
+    kind, _, notice = notices.left(request).partition(":")
+    return _NOTICES.get(notice) if kind == "conta" else None
 
 
 async def _account_page(request: Request, erro: str | None, status_code: int = 200) -> Response:
     who = _browser_user(request)
-    sessoes = await services(request).storage.sessions(who.usuario_id, time.time())
-    return pages.load().render(
+    sessoes = await shared_of(request).storage.sessions(who.usuario_id, time.time())
+    return _page(
+        request,
         "contas/conta.html",
         status_code,
-        _PRIVATE,
-        quem=visitor(request),
+        bool(erro),
         sessoes=sessoes,
         atual=who.session_id,
         erro=erro,
-        aviso=None if erro else _notice(request),
     )
 
 
@@ -354,16 +357,15 @@ async def _users_page(
     valores: dict[str, str] | None = None,
     status_code: int = 200,
 ) -> Response:
-    return pages.load().render(
+    return _page(
+        request,
         "contas/usuarios.html",
         status_code,
-        _PRIVATE,
-        quem=visitor(request),
-        usuarios=await services(request).storage.users(),
+        bool(erro),
+        usuarios=await shared_of(request).storage.users(),
         papeis=accounts.PAPEIS,
         valores={"nome": "", "papel": "editor", **(valores or {})},
         erro=erro,
-        aviso=None if erro else _notice(request),
     )
 
 
@@ -376,13 +378,13 @@ async def _tokens_page(
     segredo: str | None = None,
 ) -> Response:
     """The tokens; `novo` the id of the one just made, whose `segredo` is shown."""
-    storage = services(request).storage
+    storage = shared_of(request).storage
     tokens = await storage.tokens()
-    return pages.load().render(
+    return _page(
+        request,
         "contas/tokens.html",
         status_code,
-        _PRIVATE,
-        quem=visitor(request),
+        bool(erro or segredo),
         tokens=tokens,
         usuarios=await storage.users(),
         valores={"nome": "", "usuario": "", "papel": "editor", "expira": "", **(valores or {})},
@@ -390,8 +392,19 @@ async def _tokens_page(
         erro=erro,
         novo=next((token for token in tokens if token.id == novo), None),
         segredo=segredo,
-        aviso=None if erro or segredo else _notice(request),
     )
+
+
+def _page(
+    request: Request, template: str, status_code: int, quiet: bool, **context: object
+) -> Response:
+    """An account page, with the notice of the write before it unless it shows an error or a
+    secret (`quiet`)."""
+    aviso = None if quiet else _notice(request)
+    response = pages.load().render(
+        template, status_code, _PRIVATE, quem=visitor(request), aviso=aviso, **context
+    )
+    return notices.shown(request, response, aviso)
 
 
 _PRIVATE = {"Cache-Control": "no-store", **VARY}

@@ -26,11 +26,12 @@ from catalogo.resources import (
     link_header,
     negotiate,
     page_links,
-    services,
+    shared_of,
 )
 from catalogo.resources.historia_pages import history_page, trash_page
 from catalogo.resources.produto_pages import to_the_list
-from catalogo.storage import Cursor, NotFound, NotRemoved
+from catalogo.storage import NotFound, NotRemoved
+from catalogo.storage.paging import Cursor
 
 TRASH_PATH = "/produtos/removidos"
 TRASH_PARAMETER = "lixeira"  # a restore form's way back to the trash page it came from
@@ -50,13 +51,13 @@ class HistoricoResource(Resource):
     async def get(self, request: Request) -> Response:
         media = negotiate(request)
         id = request.path_params["id"]
-        storage = services(request).storage
+        storage = shared_of(request).storage
         produto = await storage.get(id)
         removal = None if produto is not None else await storage.removed(id)
         if produto is None and removal is None:
             raise errors.product_not_found(id)
         versions = Paging.parse(request.query_params, errors.BAD_VERSION_CURSOR)
-        cursor = Cursor(services(request).settings.page_size, versions.after, versions.before)
+        cursor = Cursor(shared_of(request).settings.page_size, versions.after, versions.before)
         page = await storage.history(id, cursor)
         links = page_links(f"/produtos/{id}/historico", page)
         headers = {**_NO_STORE, **link_header(links)}
@@ -74,7 +75,7 @@ class RemovidosResource(Resource):
     async def get(self, request: Request) -> Response:
         media = negotiate(request)
         paging = Paging.parse(request.query_params)
-        shared = services(request)
+        shared = shared_of(request)
         page = await shared.storage.trash(
             Cursor(shared.settings.page_size, paging.after, paging.before)
         )
@@ -113,7 +114,7 @@ class RestauracaoResource(Resource):
                 if TRASH_PARAMETER in form:  # rebuilt from its parsed cursors, never echoed
                     trash = Paging.returning_to(form, TRASH_PARAMETER, "da lixeira").at(TRASH_PATH)
         try:
-            restored = await services(request).storage.restore(id, autoria_of(request, media))
+            restored = await shared_of(request).storage.restore(id, autoria_of(request, media))
         except NotFound:
             raise errors.product_not_found(id) from None
         except NotRemoved as failure:
@@ -143,7 +144,7 @@ class EventosResource(Resource):
         limit = ler_id(request.query_params.get("limite", str(FEED_LIMIT)))
         if limit is None or limit > FEED_LIMIT_MAX:
             raise errors.bad_request(errors.BAD_FEED_LIMIT.format(FEED_LIMIT_MAX))
-        eventos = await services(request).storage.events(after_id, limit)
+        eventos = await shared_of(request).storage.events(after_id, limit)
         last = eventos[-1].id if eventos else after_id
         links = {"next": f"{FEED_PATH}?{urllib.parse.urlencode({'depois': last, 'limite': limit})}"}
         body = {"eventos": [historia.representacao(e) for e in eventos], "links": links}

@@ -15,7 +15,8 @@ from catalogo.identity import Visitante, visitor
 from catalogo.listing import Paging
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, formatar_campo
 from catalogo.resources.produto_pages import form_values, with_notice
-from catalogo.storage import Page, Removal
+from catalogo.storage import Removal
+from catalogo.storage.paging import Page
 
 # Each row reads "<Alterado> [por <quem>] <pelo site>[, com o token «…»] (versão N)": the
 # product is what was changed, so the participle agrees with it; an anonymous change (a

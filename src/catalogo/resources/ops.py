@@ -6,7 +6,7 @@ from starlette.responses import Response
 from catalogo import errors, pages
 from catalogo.access import Need
 from catalogo.negotiation import HTML, JSON
-from catalogo.resources import VARY, Resource, json_response, negotiate, services
+from catalogo.resources import VARY, Resource, json_response, negotiate, shared_of
 
 _NO_STORE = {"Cache-Control": "no-store"}
 _PUBLIC = {"GET": Need.PUBLIC, "HEAD": Need.PUBLIC, "OPTIONS": Need.PUBLIC}
@@ -34,7 +34,7 @@ class ReadyResource(Resource):
     needs = _PUBLIC
 
     async def get(self, request: Request) -> Response:
-        shared = services(request)
+        shared = shared_of(request)
         found = await shared.storage.schema_version()  # unreachable: StorageUnavailable, 503
         if found != shared.schema_head:
             raise errors.schema_not_current(found, shared.schema_head)
@@ -45,7 +45,7 @@ class OpenAPIResource(Resource):
     """/openapi.json: the API description for the mode the app is in now (openapi/)."""
 
     async def get(self, request: Request) -> Response:
-        shared = services(request)
+        shared = shared_of(request)
         document = shared.description.document(await shared.gate.mode())
         return Response(document.json, media_type=JSON, headers={"Cache-Control": "no-cache"})
 
@@ -58,7 +58,7 @@ class DocsResource(Resource):
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
-        shared = services(request)
+        shared = shared_of(request)
         document = shared.description.document(await shared.gate.mode())
         return pages.load().render(
             "docs.html",
@@ -70,7 +70,7 @@ class DocsResource(Resource):
 
 def _address(request: Request) -> str:
     """The scheme and authority the client used to reach us, for examples to copy."""
-    scheme = "https" if services(request).gate.over_https(request) else "http"
+    scheme = "https" if shared_of(request).gate.over_https(request) else "http"
     host = request.headers.get("host")
     if not host:  # HTTP/1.0 may leave Host out: the address the server listens on
         name, port = request.scope.get("server") or ("localhost", None)

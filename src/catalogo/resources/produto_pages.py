@@ -2,7 +2,6 @@
 after someone else saved (a conflict), and after a write the 303 to the list with a one-time
 notice, kept in a cookie so that reloading the list never repeats the write."""
 
-import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -15,7 +14,6 @@ from starlette.responses import Response
 from catalogo import historia, pages
 from catalogo.identity import Visitante, visitor
 from catalogo.listing import Listing, ListingError
-from catalogo.merge import MergeConflict, Merged
 from catalogo.produtos import (
     CAMPOS,
     ROTULOS,
@@ -25,11 +23,11 @@ from catalogo.produtos import (
     ler_id,
     preco_no_campo,
 )
-from catalogo.resources import VARY, services, write_cookie
+from catalogo.resources import VARY, notices
 from catalogo.search import END, Ordem, Position
-from catalogo.storage import COUNT_CAP, Cursor, Page
+from catalogo.services import MergeConflict, Merged
+from catalogo.storage.paging import COUNT_CAP, Cursor, Page
 
-NOTICE_COOKIE = "aviso"
 _NOTICES = {
     "adicionado": "Produto «{}» adicionado.",
     "atualizado": "Produto «{}» atualizado.",
@@ -51,13 +49,11 @@ def to_the_list(
 ) -> Response:
     """The browser's answer to a write: the list page it came from (or `back`, another page of
     ours), with a notice of what was done (for a merged edit, which fields came from whom)."""
-    response = Response(status_code=303, headers={"Location": back or listing.url, **VARY})
-    if merged is not None and merged.deles and merged.changed:
-        kind = f"mesclado:{','.join(merged.deles)}:{','.join(merged.autores[: _NAMED + 1])}"
-    value = urllib.parse.quote(f"{kind}:{produto.id}:{produto.nome}", safe="")
-    https = services(request).gate.over_https(request)
-    write_cookie(response, NOTICE_COOKIE, value, https=https, max_age=60)
-    return response
+    if merged is not None and merged.theirs and merged.changed:
+        kind = f"mesclado:{','.join(merged.theirs)}:{','.join(merged.autores[: _NAMED + 1])}"
+    return notices.redirect(
+        request, back or listing.url, f"{kind}:{produto.id}:{produto.nome}", VARY
+    )
 
 
 @dataclass(frozen=True)
@@ -69,8 +65,7 @@ class Aviso:
 
 
 def notice(request: Request) -> Aviso | None:
-    value = urllib.parse.unquote(request.cookies.get(NOTICE_COOKIE, ""))
-    kind, _, rest = value.partition(":")
+    kind, _, rest = notices.left(request).partition(":")
     fields: list[str] = []
     authors: list[str] = []
     if kind == "mesclado":
@@ -106,12 +101,8 @@ def with_notice(
     """A page that shows the one-time notice of the write before it (a list, the trash): never
     stored while it shows one, and the cookie cleared, so a reload does not show it again."""
     aviso = notice(request)
-    if aviso:
-        headers = {**headers, "Cache-Control": "no-store"}
     response = pages.load().render(template, headers=headers, aviso=aviso, **context)
-    if NOTICE_COOKIE in request.cookies:
-        response.delete_cookie(NOTICE_COOKIE, httponly=True, samesite="lax")
-    return response
+    return notices.shown(request, response, aviso)
 
 
 @dataclass(frozen=True)
@@ -394,14 +385,14 @@ def conflict_page(who: Visitante | None, conflict: MergeConflict, listing: Listi
     changed too: those fields offer both values to choose from (this person's chosen at
     first); every other field holds the merge (merge.py). Saving is an edit of the version
     saved now, merged again if it moves on meanwhile."""
-    current, merged = conflict.current, conflict.mescla.produto
+    current, merged = conflict.current, conflict.merged.produto
     values, saved = form_values(merged), form_values(current)
     choices = {
         c: (
             (values[c], formatar_campo(c, getattr(merged, c))),
             (saved[c], formatar_campo(c, getattr(current, c))),
         )
-        for c in conflict.mescla.conflitos
+        for c in conflict.merged.conflicts
     }
     return edit_page(
         who,
@@ -411,7 +402,7 @@ def conflict_page(who: Visitante | None, conflict: MergeConflict, listing: Listi
         listing,
         409,
         escolhas=choices,
-        mantidos=list(conflict.mescla.deles),
+        mantidos=list(conflict.merged.theirs),
         autores=conflict.autores,
     )
 

@@ -19,13 +19,12 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import conditional, errors, idempotency
+from catalogo import conditional, error_responses, errors, idempotency
 from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
 from catalogo.historia import Autoria
 from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing, ListingError
-from catalogo.merge import MergeConflict, save_merged, since
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import (
     CAMPOS,
@@ -44,7 +43,7 @@ from catalogo.resources import (
     json_response,
     link_header,
     negotiate,
-    services,
+    shared_of,
 )
 from catalogo.resources.produto_pages import (
     Found,
@@ -58,14 +57,9 @@ from catalogo.resources.produto_pages import (
     to_the_list,
     typed,
 )
-from catalogo.storage import (
-    COUNT_CAP,
-    COUNT_EXACT,
-    Cursor,
-    NotFound,
-    QueryTimeout,
-    VersionConflict,
-)
+from catalogo.services import MergeConflict, save_merged, since
+from catalogo.storage import NotFound, QueryTimeout, VersionConflict
+from catalogo.storage.paging import COUNT_CAP, COUNT_EXACT, Cursor
 
 _EMPTY = dict.fromkeys(CAMPOS, "")
 # Pages that exist only to change the catalog: a person who may not is sent to sign in first,
@@ -95,7 +89,7 @@ class ProdutosResource(Resource):
             if media == JSON:
                 raise errors.bad_request("{}", malformed) from None
             return list_page(request, None, typed(request.query_params), malformed)
-        shared = services(request)
+        shared = shared_of(request)
         exact = media == JSON and _counts_asked(request)
         count = COUNT_EXACT if exact else (COUNT_CAP if media == HTML else None)
         cursor = Cursor(shared.settings.page_size, listing.after, listing.before)
@@ -127,7 +121,7 @@ class ProdutosResource(Resource):
         produto, problems = validar(submitted.fields)
         if produto is None:
             if media == JSON:
-                return errors.invalid_fields(request, problems)
+                return error_responses.invalid_fields(request, problems)
             values = {**_EMPTY, **submitted.fields}
             return new_page(visitor(request), submitted.listing, values, problems, 422)
 
@@ -142,7 +136,7 @@ class ProdutosResource(Resource):
             }
             return json_response(representacao(created), 201, headers)
 
-        storage = services(request).storage
+        storage = shared_of(request).storage
         key = idempotency.key_of(request, principal(request))
         autoria = autoria_of(request, media)
         if key is None:
@@ -166,7 +160,7 @@ class ProdutoResource(Resource):
     async def get(self, request: Request) -> Response:
         media = negotiate(request)
         id = request.path_params["id"]
-        produto = await services(request).storage.get(id)
+        produto = await shared_of(request).storage.get(id)
         conditional.check(request, produto)
         if produto is None:
             raise await _not_found(request, id)
@@ -183,14 +177,14 @@ class ProdutoResource(Resource):
     async def put(self, request: Request) -> Response:
         media = negotiate(request)
         id = request.path_params["id"]
-        storage = services(request).storage
+        storage = shared_of(request).storage
         if conditional.has_preconditions(request):  # checked again by the write, in SQL
             conditional.check(request, await storage.get(id))
         submitted = await _submitted(request)
         produto, problems = validar(submitted.fields)
         if produto is None:
             if media == JSON:
-                return errors.invalid_fields(request, problems)
+                return error_responses.invalid_fields(request, problems)
             values = {**_EMPTY, **submitted.fields, "versao": submitted.based_on or ""}
             existing = await _existing(request)
             return edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
@@ -213,7 +207,7 @@ class ProdutoResource(Resource):
     async def delete(self, request: Request) -> Response:
         media = negotiate(request)
         id = request.path_params["id"]
-        storage = services(request).storage
+        storage = shared_of(request).storage
         if conditional.has_preconditions(request):
             conditional.check(request, await storage.get(id))
         submitted = await _removal(request)
@@ -239,8 +233,9 @@ def _counts_asked(request: Request) -> bool:
 def _mergeable(
     failure: NotFound | VersionConflict, request: Request, media: str, submitted: _Submitted
 ) -> TypeGuard[VersionConflict]:
-    """A person's form that names the version it was opened at is merged (merge.py), unless an
-    `If-Match` it also sent fails; JSON keeps strict versions."""
+    """A person's form that names the version it was opened at is merged
+    (services.save_merged), unless an `If-Match` it also sent fails; JSON keeps strict
+    versions."""
     if not isinstance(failure, VersionConflict) or media != HTML or submitted.based_on is None:
         return False
     accepted = conditional.accepted_versions(request)
@@ -251,7 +246,7 @@ async def _merged(
     request: Request, typed: Produto, submitted: _Submitted, current: Produto, autoria: Autoria
 ) -> Response:
     assert submitted.based_on is not None  # noqa: S101 - _mergeable checked it
-    storage = services(request).storage
+    storage = shared_of(request).storage
     try:
         merged = await save_merged(storage, typed, submitted.based_on, current, autoria)
     except MergeConflict as conflict:
@@ -281,7 +276,7 @@ async def _failed_write(
     if media == JSON or not removal or submitted.based_on is None:
         return conflict(request, errors.EDIT_CONFLICT, current)
     assert current.id is not None  # noqa: S101 - read from the database
-    base, autores = await since(services(request).storage, current.id, submitted.based_on)
+    base, autores = await since(shared_of(request).storage, current.id, submitted.based_on)
     changes = changes_between(base, current)
     return removal_refused_page(visitor(request), current, changes, autores, submitted.listing)
 
@@ -322,7 +317,7 @@ def _version(value: Any) -> int | None:
 
 async def _existing(request: Request) -> Produto:
     id = request.path_params["id"]
-    produto = await services(request).storage.get(id)
+    produto = await shared_of(request).storage.get(id)
     if produto is None:
         raise await _not_found(request, id)
     return produto
@@ -331,7 +326,7 @@ async def _existing(request: Request) -> Produto:
 async def _not_found(request: Request, id: int) -> Exception:
     if "if-match" in request.headers:  # RFC 9110 §13.1.1: nothing current can match
         return errors.precondition_failed()
-    removal = await services(request).storage.removed(id)
+    removal = await shared_of(request).storage.removed(id)
     if removal is not None:
         return errors.product_removed(id, removal)
     return errors.product_not_found(id)

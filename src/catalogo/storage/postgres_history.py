@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from catalogo import historia, storage
 from catalogo.produtos import Produto
+from catalogo.storage import paging
 from catalogo.storage.postgres_pool import Connection, PostgresPool
 
 T = TypeVar("T")
@@ -75,8 +76,8 @@ class PostgresHistory(PostgresPool):
         rows = await self._fetch(f"{_REMOVED} AND p.id = $1", id)
         return _removal(rows[0]) if rows else None
 
-    async def trash(self, cursor: storage.Cursor[int]) -> storage.Page[storage.Removal, int]:
-        async def read(connection: Connection) -> storage.Page[storage.Removal, int]:
+    async def trash(self, cursor: paging.Cursor[int]) -> paging.Page[storage.Removal, int]:
+        async def read(connection: Connection) -> paging.Page[storage.Removal, int]:
             order = "ORDER BY p.removido_em DESC, p.id DESC LIMIT $1"
             if cursor.before is not None:
                 rows = await connection.fetch(
@@ -96,7 +97,7 @@ class PostgresHistory(PostgresPool):
                 rows = await connection.fetch(f"{_REMOVED} {order}", cursor.limit)
             if not rows:
                 anywhere = await connection.fetchval(f"SELECT EXISTS({_ANY_REMOVED})")
-                return storage.page_of(cursor, [], None, False, 0, anywhere)
+                return paging.page_of(cursor, [], None, False, 0, anywhere)
             first, last = rows[0][0], rows[-1][0]
             older = await connection.fetchval(
                 f"SELECT EXISTS({_ANY_REMOVED} AND (removido_em, id) < "
@@ -110,7 +111,7 @@ class PostgresHistory(PostgresPool):
                 first,
             )
             items = [_removal(row) for row in rows]
-            return storage.page_of(cursor, items, (first, last), older, newer, True)
+            return paging.page_of(cursor, items, (first, last), older, newer, True)
 
         return await self._snapshot(read)
 
@@ -125,9 +126,9 @@ class PostgresHistory(PostgresPool):
         return await self._run(purge)  # running it again deletes what is left: the same
 
     async def history(
-        self, id: int, cursor: storage.Cursor[int]
-    ) -> storage.Page[historia.Evento, int]:
-        async def read(connection: Connection) -> storage.Page[historia.Evento, int]:
+        self, id: int, cursor: paging.Cursor[int]
+    ) -> paging.Page[historia.Evento, int]:
+        async def read(connection: Connection) -> paging.Page[historia.Evento, int]:
             if cursor.before is not None:
                 rows = await connection.fetch(
                     f"{_EVENTS} AND versao > $2 ORDER BY versao ASC LIMIT $3",
@@ -149,7 +150,7 @@ class PostgresHistory(PostgresPool):
                 )
             if not rows:
                 anywhere = await connection.fetchval(f"SELECT EXISTS({_ANY_EVENT})", id)
-                return storage.page_of(cursor, [], None, False, 0, anywhere)
+                return paging.page_of(cursor, [], None, False, 0, anywhere)
             items = [evento_of(row) for row in rows]
             first, last = items[0].versao, items[-1].versao
             older = await connection.fetchval(
@@ -161,7 +162,7 @@ class PostgresHistory(PostgresPool):
                 first,
                 cursor.limit + 1,
             )
-            return storage.page_of(cursor, items, (first, last), older, newer, True)
+            return paging.page_of(cursor, items, (first, last), older, newer, True)
 
         return await self._snapshot(read)
 

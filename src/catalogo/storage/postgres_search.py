@@ -7,12 +7,11 @@ order's (nome_chave, id) or (preco, id) index; the choice is measured in bench/s
 
 Every statement stops at statement_timeout (CATALOGO_QUERY_TIMEOUT_MS): a page that would take
 longer is `QueryTimeout`, a count that would is left out. Counts are capped
-(storage.COUNT_CAP) and remembered while the database's snapshot is the same
+(paging.COUNT_CAP) and remembered while the database's snapshot is the same
 (`pg_current_snapshot()`: no write has begun or ended since), so a catalog read more than it is
 written counts each query once.
 """
 
-import contextlib
 from collections.abc import Hashable
 from decimal import Decimal
 from functools import cached_property
@@ -23,6 +22,8 @@ import asyncpg
 from catalogo import storage
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query, key_of
+from catalogo.storage import paging
+from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
 from catalogo.storage.postgres_history import produto_of
 from catalogo.storage.postgres_pool import Connection, PostgresPool
 
@@ -64,11 +65,11 @@ class _Plan:
         self.where.append(condition.format(f"${len(self.params)}"))
 
     def page(
-        self, cursor: storage.Cursor[Position], limit: int, counted: bool = False
+        self, cursor: Cursor[Position], limit: int, counted: bool = False
     ) -> tuple[str, list[Any]]:
         """The statement for `limit` rows from the cursor on, in the walking direction; or,
         `counted`, for how many of them there are."""
-        column, ascending, position = storage.walk(self.query.ordem, cursor)
+        column, ascending, position = paging.walk(self.query.ordem, cursor)
         where, params = list(self.where), list(self.params)
         column_key = _KEYS[column]
         direction = "ASC" if ascending else "DESC"
@@ -100,67 +101,53 @@ class PostgresSearch(PostgresPool):
     """The list: mixed into PostgresStorage."""
 
     @cached_property
-    def _counts(self) -> storage.Counts:
-        return storage.Counts()
+    def _counts(self) -> paging.Counts:
+        return paging.Counts()
 
     async def find(
         self,
         query: Query,
-        cursor: storage.Cursor[Position],
+        cursor: Cursor[Position],
         count: int | None = None,
         position: bool = False,
-    ) -> storage.Page[Produto, Position]:
+    ) -> Page[Produto, Position]:
         plan = _Plan(query)
 
-        async def read(connection: Connection) -> storage.Page[Produto, Position]:
-            """A count that runs past statement_timeout is left out (None), as on SQLite; it
-            ends the snapshot's transaction, so it is the last statement."""
-            current = cursor
-            try:
-                rows = await self._rows(connection, plan, current)
-                if current.before is not None and len(rows) <= current.limit:
-                    current = storage.Cursor(current.limit)  # nothing before: the start
-                    rows = await self._rows(connection, plan, current)
-            except asyncpg.QueryCanceledError as error:
-                raise storage.QueryTimeout(self._query_timeout_ms) from error
-            newer = None
-            if current.after is not None and rows and not query.filtered:
-                back = storage.Cursor(current.limit, before=rows[0][1])
-                sql, params = plan.page(back, current.limit + 1, counted=True)
-                newer = await connection.fetchval(sql, *params)
-            total = before = None
-            if count is not None:
-                whole, ahead = storage.countings(plan, current, rows, count, position)
-                with contextlib.suppress(asyncpg.QueryCanceledError):
-                    total = await self._counted(connection, whole, count)
-                    before = await self._counted(connection, ahead, count)
-            return storage.found(current, rows, total, newer, before)
+        async def read(connection: Connection) -> Page[Produto, Position]:
+            steps = paging.finding(plan, cursor, count, position)
+            return await paging.run_async(steps, lambda step: self._answer(connection, plan, step))
 
-        if count is None and cursor == storage.Cursor(cursor.limit):
+        if count is None and cursor == Cursor(cursor.limit):
             return await self._run(read)  # one statement: no transaction to open
         return await self._snapshot(read)
 
-    async def _rows(
-        self, connection: Connection, plan: _Plan, cursor: storage.Cursor[Position]
-    ) -> list[tuple[Produto, Position]]:
-        sql, params = plan.page(cursor, cursor.limit + 1)
-        return [
-            (produto_of(row), key_of(plan.query, row[0], row[7], int(row[3] * 100), row[6]))
-            for row in await connection.fetch(sql, *params)
-        ]
-
-    async def _counted(
-        self, connection: Connection, counting: int | storage.Counting | None, up_to: int
-    ) -> int | None:
-        if not isinstance(counting, storage.Counting):
-            return counting
-        return await self._remembered(connection, counting.counted, counting.statement, up_to)
+    async def _answer(self, connection: Connection, plan: _Plan, step: Step) -> Any:
+        """One step of paging.finding, in the snapshot's transaction. A statement stopped by
+        statement_timeout ends it: a page's is QueryTimeout, a count's is left out (None)."""
+        if isinstance(step, Rows):
+            sql, params = plan.page(step.cursor, step.cursor.limit + 1)
+            try:
+                found = await connection.fetch(sql, *params)
+            except asyncpg.QueryCanceledError as error:
+                raise storage.QueryTimeout(self._query_timeout_ms) from error
+            return [
+                (produto_of(row), key_of(plan.query, row[0], row[7], int(row[3] * 100), row[6]))
+                for row in found
+            ]
+        if isinstance(step, Number):
+            sql, params = step.statement
+            return await connection.fetchval(sql, *params)
+        try:
+            counted, statement = step.counting
+            return await self._remembered(connection, counted, statement, step.up_to)
+        except asyncpg.QueryCanceledError:
+            return None
 
     async def _remembered(
         self,
         connection: Connection,
         counted: Hashable,
-        statement: storage.Statement,
+        statement: paging.Statement,
         up_to: int,
     ) -> int:
         moment = await connection.fetchval("SELECT pg_current_snapshot()::text")

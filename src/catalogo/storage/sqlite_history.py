@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalogo import historia, storage
 from catalogo.produtos import Produto
+from catalogo.storage import paging
 
 T = TypeVar("T")
 EVENT_COLUMNS = "produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em"
@@ -77,14 +78,14 @@ class SQLiteHistory:
         rows = self._read(f"{_REMOVED} AND p.id = ?", (id,))
         return _removal(rows[0]) if rows else None
 
-    async def trash(self, cursor: storage.Cursor[int]) -> storage.Page[storage.Removal, int]:
+    async def trash(self, cursor: paging.Cursor[int]) -> paging.Page[storage.Removal, int]:
         self._read("BEGIN")  # one snapshot for the page and what lies around it
         try:
             return self._trash(cursor)
         finally:
             self._read("COMMIT")
 
-    def _trash(self, cursor: storage.Cursor[int]) -> storage.Page[storage.Removal, int]:
+    def _trash(self, cursor: paging.Cursor[int]) -> paging.Page[storage.Removal, int]:
         order = "ORDER BY p.removido_em DESC, p.id DESC LIMIT ?"
         if cursor.before is not None:
             rows = self._read(
@@ -102,7 +103,7 @@ class SQLiteHistory:
         removed = "SELECT 1 FROM produtos WHERE removido_em IS NOT NULL"
         if not rows:
             anywhere = self._read(f"SELECT EXISTS({removed})")[0][0]
-            return storage.page_of(cursor, [], None, False, 0, anywhere)
+            return paging.page_of(cursor, [], None, False, 0, anywhere)
         first, last = rows[0][0], rows[-1][0]
         older = self._read(
             f"SELECT EXISTS({removed} AND (removido_em, id) < {_POSITION})", (last,)
@@ -112,7 +113,7 @@ class SQLiteHistory:
             (first, cursor.limit + 1),
         )[0][0]
         items = [_removal(row) for row in rows]
-        return storage.page_of(cursor, items, (first, last), older, newer, True)
+        return paging.page_of(cursor, items, (first, last), older, newer, True)
 
     async def purge(self, removed_before: float) -> int:
         def run(connection: sqlite3.Connection) -> int:
@@ -124,15 +125,15 @@ class SQLiteHistory:
         return await self._submit(run)
 
     async def history(
-        self, id: int, cursor: storage.Cursor[int]
-    ) -> storage.Page[historia.Evento, int]:
+        self, id: int, cursor: paging.Cursor[int]
+    ) -> paging.Page[historia.Evento, int]:
         self._read("BEGIN")
         try:
             return self._history(id, cursor)
         finally:
             self._read("COMMIT")
 
-    def _history(self, id: int, cursor: storage.Cursor[int]) -> storage.Page[historia.Evento, int]:
+    def _history(self, id: int, cursor: paging.Cursor[int]) -> paging.Page[historia.Evento, int]:
         base = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ?"
         if cursor.before is not None:
             rows = self._read(
@@ -149,7 +150,7 @@ class SQLiteHistory:
         events = "SELECT 1 FROM eventos WHERE produto_id = ?"
         if not rows:
             anywhere = self._read(f"SELECT EXISTS({events})", (id,))[0][0]
-            return storage.page_of(cursor, [], None, False, 0, anywhere)
+            return paging.page_of(cursor, [], None, False, 0, anywhere)
         items = [evento_of(row) for row in rows]
         first, last = items[0].versao, items[-1].versao
         older = self._read(f"SELECT EXISTS({events} AND versao < ?)", (id, last))[0][0]
@@ -157,7 +158,7 @@ class SQLiteHistory:
             f"SELECT count(*) FROM ({events} AND versao > ? LIMIT ?)",
             (id, first, cursor.limit + 1),
         )[0][0]
-        return storage.page_of(cursor, items, (first, last), older, newer, True)
+        return paging.page_of(cursor, items, (first, last), older, newer, True)
 
     async def versions(self, id: int, since: int, limit: int) -> list[historia.Evento]:
         rows = self._read(

@@ -15,7 +15,7 @@ progress handler, asked every PROGRESS_STEPS virtual machine steps, about a mill
 begun: the others keep them busy, and its client is told to come back (503, Retry-After),
 rather than wait behind them past any balancer's patience.
 
-Each reader keeps its own counts (storage.Counts): `PRAGMA data_version` is comparable only on
+Each reader keeps its own counts (paging.Counts): `PRAGMA data_version` is comparable only on
 the connection that read it.
 """
 
@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from catalogo import storage
+from catalogo.storage import paging
 from catalogo.storage.sqlite_writer import connect, unavailable
 
 T = TypeVar("T")
@@ -44,7 +45,7 @@ class Reader:
 
     def __init__(self, path: str, lock_timeout_ms: int, query_timeout_ms: int) -> None:
         self.connection = connect(path, lock_timeout_ms, check_same_thread=False)
-        self.counts = storage.Counts()
+        self.counts = paging.Counts()
         self._budget_s = query_timeout_ms / 1000
         self._deadline = math.inf
         self.connection.set_progress_handler(self._past_deadline, PROGRESS_STEPS)
@@ -79,6 +80,7 @@ class Readers:
     def __init__(self, path: str, lock_timeout_ms: int, query_timeout_ms: int) -> None:
         self._open: Callable[[], Reader] = lambda: Reader(path, lock_timeout_ms, query_timeout_ms)
         self._patience_s = query_timeout_ms / 1000
+        self._running = 0  # reads handed to the threads and not yet done (the loop counts)
         self._own = threading.local()
         self._opened: list[Reader] = []
         self._threads = ThreadPoolExecutor(
@@ -86,12 +88,20 @@ class Readers:
         )
 
     async def run(self, read: Callable[[Reader], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(
-            self._threads, self._in_thread, read, time.monotonic()
-        )
+        """`read` on a reader thread. Only a read that found every thread busy may be turned
+        away for its wait: a lone one waits no more than a thread's start, however long the
+        scheduler of a loaded machine makes that."""
+        queued = time.monotonic() if self._running >= THREADS else None
+        self._running += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._threads, self._in_thread, read, queued
+            )
+        finally:
+            self._running -= 1
 
-    def _in_thread(self, read: Callable[[Reader], T], queued: float) -> T:
-        if time.monotonic() - queued > self._patience_s:
+    def _in_thread(self, read: Callable[[Reader], T], queued: float | None) -> T:
+        if queued is not None and time.monotonic() - queued > self._patience_s:
             raise storage.StorageUnavailable(
                 f"every SQLite reader thread was busy for over {self._patience_s:g} s"
             )

@@ -17,7 +17,7 @@ every statement (docs/search.md has the measurements behind each choice):
 - otherwise the order's index is walked: the rowid for id orders, `produtos_nome` (nome_chave,
   id) and `produtos_preco` (preco_centavos, id), partial on live products.
 
-Counts are capped (storage.COUNT_CAP) and remembered until the file changes (`PRAGMA
+Counts are capped (paging.COUNT_CAP) and remembered until the file changes (`PRAGMA
 data_version`, which every commit of another connection moves), so a catalog read more than it
 is written counts each query once; so are the probes that choose a plan.
 
@@ -25,13 +25,14 @@ A list with words or a price range, or counted exactly, is read on a reader thre
 the event loop (sqlite_readers.py), and each of its statements within the time budget.
 """
 
-import contextlib
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from catalogo import storage
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query, key_of, trigrams
+from catalogo.storage import paging
+from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, produto_of
 from catalogo.storage.sqlite_readers import Reader, Readers
 
@@ -82,11 +83,11 @@ class _Plan:
         return where, [*self.params, *(centavos for _, centavos in bounds)]
 
     def page(
-        self, cursor: storage.Cursor[Position], limit: int, counted: bool = False
+        self, cursor: Cursor[Position], limit: int, counted: bool = False
     ) -> tuple[str, list[Any]]:
         """The statement for `limit` rows from the cursor on, in the walking direction; or,
         `counted`, for how many of them there are."""
-        column, ascending, position = storage.walk(self.query.ordem, cursor)
+        column, ascending, position = paging.walk(self.query.ordem, cursor)
         where, params = self._conditions(position is not None and column == "preco")
         direction = "ASC" if ascending else "DESC"
         sign = ">" if ascending else "<"
@@ -134,12 +135,14 @@ class SQLiteSearch:
     async def find(
         self,
         query: Query,
-        cursor: storage.Cursor[Position],
+        cursor: Cursor[Position],
         count: int | None = None,
         position: bool = False,
-    ) -> storage.Page[Produto, Position]:
-        def read(reader: Reader) -> storage.Page[Produto, Position]:
-            return _find(reader, query, cursor, count, position)
+    ) -> Page[Produto, Position]:
+        def read(reader: Reader) -> Page[Produto, Position]:
+            plan = _plan(reader, query)
+            steps = paging.finding(plan, cursor, count, position)
+            return paging.run(steps, lambda step: _answer(reader, plan, step))
 
         if _bounded(query, count):
             return self._reader.snapshot(read)
@@ -151,54 +154,28 @@ def _bounded(query: Query, count: int | None) -> bool:
     loop (sqlite_readers.py): a walk along an order's index from a cursor, or at most 100 ids,
     counted no further than COUNT_CAP. Words and price ranges may read the whole catalog."""
     unfiltered = not query.terms and query.preco_min is None and query.preco_max is None
-    return (unfiltered or bool(query.ids)) and (count is None or count <= storage.COUNT_CAP)
+    return (unfiltered or bool(query.ids)) and (count is None or count <= paging.COUNT_CAP)
 
 
-def _find(
-    reader: Reader,
-    query: Query,
-    cursor: storage.Cursor[Position],
-    count: int | None,
-    position: bool,
-) -> storage.Page[Produto, Position]:
-    """A page, in one snapshot. A count that runs past the time budget is left out (None):
-    the page itself is what was asked for."""
-    plan = _plan(reader, query)
-    rows = _rows(reader, plan, cursor)
-    if cursor.before is not None and len(rows) <= cursor.limit:
-        cursor = storage.Cursor(cursor.limit)  # nothing before: this is the start
-        rows = _rows(reader, plan, cursor)
-    newer = None
-    if cursor.after is not None and rows and not query.filtered:
-        back = storage.Cursor(cursor.limit, before=rows[0][1])
-        sql, params = plan.page(back, cursor.limit + 1, counted=True)
-        newer = reader.read(sql, tuple(params))[0][0]
-    total = before = None
-    if count is not None:
-        whole, ahead = storage.countings(plan, cursor, rows, count, position)
-        with contextlib.suppress(storage.QueryTimeout):
-            total = _counted(reader, whole, count)
-            before = _counted(reader, ahead, count)
-    return storage.found(cursor, rows, total, newer, before)
+def _answer(reader: Reader, plan: _Plan, step: Step) -> Any:
+    """One step of paging.finding, in the reader's snapshot."""
+    if isinstance(step, Rows):
+        sql, params = plan.page(step.cursor, step.cursor.limit + 1)
+        return [
+            (produto_of(row[:7]), key_of(plan.query, row[0], row[7], row[3], row[6]))
+            for row in reader.read(sql, tuple(params))
+        ]
+    if isinstance(step, Number):
+        sql, params = step.statement
+        return reader.read(sql, tuple(params))[0][0]
+    try:
+        counted, statement = step.counting
+        return _remembered(reader, counted, statement, step.up_to)
+    except storage.QueryTimeout:
+        return None  # the page is what was asked for: it goes without its count
 
 
-def _rows(
-    reader: Reader, plan: _Plan, cursor: storage.Cursor[Position]
-) -> list[tuple[Produto, Position]]:
-    sql, params = plan.page(cursor, cursor.limit + 1)
-    return [
-        (produto_of(row[:7]), key_of(plan.query, row[0], row[7], row[3], row[6]))
-        for row in reader.read(sql, tuple(params))
-    ]
-
-
-def _counted(reader: Reader, counting: int | storage.Counting | None, up_to: int) -> int | None:
-    if not isinstance(counting, storage.Counting):
-        return counting
-    return _remembered(reader, counting.counted, counting.statement, up_to)
-
-
-def _remembered(reader: Reader, counted: Hashable, statement: storage.Statement, up_to: int) -> int:
+def _remembered(reader: Reader, counted: Hashable, statement: paging.Statement, up_to: int) -> int:
     (version,) = reader.read("PRAGMA data_version")[0]
     if (known := reader.counts.known(version, counted, up_to)) is not None:
         return known

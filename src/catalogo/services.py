@@ -1,0 +1,177 @@
+"""What people do with the catalog, each written once for every door: the pages, the JSON API
+and the CLI call these (the service layer of Cosmic Python). Each takes the store and what the
+request or the command line said; the rules stay in the pure domain modules (produtos,
+historia, merge, accounts), the SQL in storage, and HTTP or the terminal in their callers.
+"""
+
+import time
+import unicodedata
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from catalogo import accounts, historia
+from catalogo.accounts import Busy, ContaInvalida, Passwords, Token, Usuario
+from catalogo.historia import Autoria
+from catalogo.merge import Merge, merge
+from catalogo.produtos import Produto
+from catalogo.storage import Storage, UnknownUser, VersionConflict
+
+MERGE_ATTEMPTS = 5  # merges in a row that another write overtook before the save gives up
+AUTHORS_READ = 200  # the events read to name who changed the product since v
+
+
+async def check_password(
+    storage: Storage, passwords: Passwords, nome: str, senha: str, address: str, now: float
+) -> Usuario | None:
+    """The active user `nome` when `senha` is theirs, else None, for signing in and for any
+    other page that asks for the password again. Each try is weighed against the throttle and
+    counted as a failure in one atomic step (accounts.Throttled), before the password is
+    checked, so that tries sent together cannot all pass the count; a right password then turns
+    it into a success. A try turned away for a crowd (Busy) was never checked, and counts for
+    nothing. A hash made with older parameters is made again."""
+    attempt = await storage.reserve_sign_in(nome, address, now)
+    found = await storage.user(nome)
+    usuario, stored = found if found is not None and found[0].ativo else (None, None)
+    senha = unicodedata.normalize("NFC", senha)
+    try:
+        ok = len(senha) <= accounts.SENHA_MAXIMA and await passwords.verify(stored, senha)
+    except Busy:
+        await storage.forget_sign_in(attempt)
+        raise
+    if not ok or usuario is None or stored is None:
+        return None
+    await storage.sign_in_succeeded(attempt)
+    if passwords.needs_rehash(stored):
+        rehashed = await passwords.hash(senha)
+        await storage.update_user(nome, password_hash=rehashed, same_password=True)
+    return usuario
+
+
+async def open_session(
+    storage: Storage,
+    usuario: Usuario,
+    lifetime_s: int,
+    address: str,
+    user_agent: str,
+    now: float,
+    replaced: str | None,
+) -> str:
+    """A new session for `usuario`, and its secret; the one the browser sent (`replaced`), if
+    any, ends: a session id never outlives a sign-in (no fixation)."""
+    if replaced is not None and accounts.is_session_secret(replaced):
+        await storage.end_session(accounts.digest(replaced))
+    secret = accounts.new_session_secret()
+    await storage.create_session(
+        usuario.id, accounts.digest(secret), now, now + lifetime_s, address, user_agent
+    )
+    return secret
+
+
+async def create_user(
+    storage: Storage, passwords: Passwords, nome: str, papel: str, senha: str
+) -> Usuario:
+    """Raises ContaInvalida (a name, role or password refused), UserExists, or Busy."""
+    nome = accounts.ler_nome(nome)
+    chosen = accounts.ler_papel(papel)
+    hashed = await passwords.hash(accounts.ler_senha(senha))
+    return await storage.create_user(nome, chosen, hashed, time.time())
+
+
+async def change_password(
+    storage: Storage,
+    passwords: Passwords,
+    nome: str,
+    senha: str,
+    repeated: str | None = None,
+    keep_session: int | None = None,
+) -> Usuario:
+    """A new password for `nome`, typed twice when `repeated` is given: every session of
+    theirs ends but `keep_session`. Raises ContaInvalida, UnknownUser or Busy."""
+    nova = accounts.ler_senha(senha)
+    if repeated is not None and unicodedata.normalize("NFC", repeated) != nova:
+        raise ContaInvalida("As senhas digitadas não são iguais.")
+    hashed = await passwords.hash(nova)
+    return await storage.update_user(nome, password_hash=hashed, keep_session=keep_session)
+
+
+async def issue_token(
+    storage: Storage, usuario: str, nome: str, papel: str | None, dias: str | None
+) -> tuple[Token, str]:
+    """A new token for the user named `usuario`, labelled `nome`, of the role asked for (by
+    default the most that user may give), lasting `dias` days (None: for ever); and its
+    secret, the one time it exists outside its holder. Raises ContaInvalida or UnknownUser."""
+    label = accounts.ler_rotulo(nome)
+    days = accounts.ler_dias(dias)
+    owner = accounts.ler_nome(usuario)
+    found = await storage.user(owner)
+    if found is None:
+        raise UnknownUser(owner)
+    dono = found[0]
+    role = accounts.papel_de_token(dono, papel)
+    secret = accounts.new_token()
+    now = time.time()
+    expires = None if days is None else now + days * 86400
+    token = await storage.create_token(dono.id, label, role, accounts.digest(secret), now, expires)
+    return token, secret
+
+
+@dataclass(frozen=True)
+class Merged:
+    """Saved: the product, the fields taken from the others' changes, and who made them;
+    `changed` is false when the merge left the product as the others saved it."""
+
+    produto: Produto
+    theirs: tuple[str, ...]
+    autores: list[str]
+    changed: bool = True
+
+
+class MergeConflict(Exception):
+    """Both sides changed a field differently: `merged` against `current`, for a choice."""
+
+    def __init__(self, merged: Merge, current: Produto, autores: list[str]) -> None:
+        super().__init__(f"produto {current.id}: {', '.join(merged.conflicts)}")
+        self.merged = merged
+        self.current = current
+        self.autores = autores
+
+
+class Since(NamedTuple):
+    """What a person's page missed: the version it was opened at (None if it is not stored),
+    and who changed the product after it."""
+
+    base: dict[str, str] | None
+    autores: list[str]
+
+
+async def since(storage: Storage, id: int, based_on: int) -> Since:
+    found = await storage.versions(id, based_on, AUTHORS_READ)
+    base = found[0].depois if found and found[0].versao == based_on else None
+    return Since(base, historia.autores(e for e in found if e.versao > based_on))
+
+
+async def save_merged(
+    storage: Storage,
+    typed: Produto,
+    based_on: int,
+    current: Produto,
+    autoria: Autoria,
+) -> Merged:
+    """An edit opened at version `based_on`, merged (merge.py) with the product as saved now
+    and saved; merged again from `based_on` if another write lands first. Raises
+    MergeConflict (also when the product kept moving through every attempt) or NotFound
+    (removed meanwhile). JSON clients never come here: they keep strict versions (409/412)."""
+    for _ in range(MERGE_ATTEMPTS):
+        assert current.id is not None and current.versao is not None  # noqa: S101 - stored
+        base, autores = await since(storage, current.id, based_on)
+        merged = merge(base, typed, current)
+        if merged.conflicts:
+            raise MergeConflict(merged, current, autores)
+        try:
+            saved = await storage.update(current.id, merged.produto, {current.versao}, autoria)
+        except VersionConflict as overtaken:
+            current = overtaken.current
+            continue
+        return Merged(saved.produto, merged.theirs, autores, saved.changed)
+    # Overtaken every time: the person decides, every field that differs laid out.
+    raise MergeConflict(merge(None, typed, current), current, [])

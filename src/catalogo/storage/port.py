@@ -1,0 +1,280 @@
+"""The storage port: what the service asks of a database, in one Protocol per role, as each
+backend is mixed from one class per role (sqlite.py and postgres.py for products and keys,
+*_search.py for the list, *_history.py for events and the trash, *_accounts.py for accounts).
+Paging is paging.py's; choosing and opening a backend, __init__.py's.
+"""
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, Protocol
+
+from catalogo.accounts import Papel, Principal, Sessao, Token, Usuario
+from catalogo.historia import Autoria, Evento
+from catalogo.produtos import Produto
+from catalogo.search import Position, Query
+from catalogo.storage.paging import Cursor, Page
+
+
+class StorageUnavailable(Exception):
+    """The database cannot answer now (locked too long, disk full, file gone): a 503."""
+
+
+class QueryTimeout(Exception):
+    """A list query ran past CATALOGO_QUERY_TIMEOUT_MS and was stopped: the client is asked to
+    narrow it (422), and the worker goes on."""
+
+    def __init__(self, budget_ms: int) -> None:
+        super().__init__(f"stopped after {budget_ms} ms")
+        self.budget_ms = budget_ms
+
+
+class NotFound(Exception):
+    """No live product has that id: never made, removed, or purged."""
+
+
+class NotRemoved(Exception):
+    """A restore of a product that is not removed; `current` is what it is."""
+
+    def __init__(self, current: Produto) -> None:
+        super().__init__(f"produto {current.id} is not removed")
+        self.current = current
+
+
+class Removal(NamedTuple):
+    """A removed product: when it was removed, by whom (None: anonymously), and what it was."""
+
+    em: float
+    quem: str | None
+    token: str | None
+    produto: Produto
+
+
+class VersionConflict(Exception):
+    """The product is no longer at the version the writer expected; `current` is what it is."""
+
+    def __init__(self, current: Produto) -> None:
+        super().__init__(f"produto {current.id} is at version {current.versao}")
+        self.current = current
+
+
+class Saved(NamedTuple):
+    """An update: the product as it is now, and whether the write `changed` it. A write whose
+    fields are the product's already changes nothing: no new version, no event."""
+
+    produto: Produto
+    changed: bool
+
+
+class ProductStore(Protocol):
+    """Products one by one: every write appends its event (historia.py) in its own
+    transaction, by `autoria`."""
+
+    async def get(self, id: int) -> Produto | None: ...
+
+    async def create(self, produto: Produto, autoria: Autoria) -> Produto: ...
+
+    async def create_many(self, produtos: Iterable[Produto], autoria: Autoria) -> int: ...
+
+    async def update(
+        self, id: int, produto: Produto, versions: Collection[int] | None, autoria: Autoria
+    ) -> Saved:
+        """Raises NotFound (also for a removed product) or VersionConflict."""
+        ...
+
+    async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
+        """Removes, keeping the row: the product as it was, at its new version."""
+        ...
+
+    async def restore(self, id: int, autoria: Autoria) -> Produto:
+        """Raises NotFound (never made, or purged) or NotRemoved."""
+        ...
+
+
+class SearchStore(Protocol):
+    """The list: search, filters, order and counts (search.py, docs/search.md)."""
+
+    async def find(
+        self,
+        query: Query,
+        cursor: Cursor[Position],
+        count: int | None = None,
+        position: bool = False,
+    ) -> Page[Produto, Position]:
+        """A page of the products `query` finds, in its order; with `count`, their number
+        (up to `count` + 1) in `total`, and with `position` too, how many come before the
+        page in `before` (counted likewise)."""
+        ...
+
+
+class HistoryStore(Protocol):
+    """Events, the trash and the change feed (historia.py)."""
+
+    async def removed(self, id: int) -> Removal | None:
+        """When and by whom a removed product was removed; None if it is not removed."""
+        ...
+
+    async def trash(self, cursor: Cursor[int]) -> Page[Removal, int]:
+        """Removed products, the latest removal first."""
+        ...
+
+    async def purge(self, removed_before: float) -> int:
+        """Deletes for good the products removed before then (their events stay); says how
+        many."""
+        ...
+
+    async def history(self, id: int, cursor: Cursor[int]) -> Page[Evento, int]:
+        """A product's events, newest first."""
+        ...
+
+    async def versions(self, id: int, since: int, limit: int) -> list[Evento]:
+        """The events that made version `since` of a product and those after it, oldest
+        first: the base of a three-way merge, and what others changed since."""
+        ...
+
+    async def events(self, after: int, limit: int) -> list[Evento]:
+        """Every product's events after event `after`, in id order: the change feed."""
+        ...
+
+
+KEY_TTL_SECONDS = 24 * 3600  # how long a key is remembered
+ABANDONED_AFTER_SECONDS = 60  # a claim this old that created nothing was left behind
+
+
+@dataclass(frozen=True)
+class KeyClaim:
+    """What claiming an idempotency key found: ours to use (since `claimed_at`), a product its
+    first request `created`, a request still running, or another request under the key."""
+
+    state: Literal["claimed", "created", "in_progress", "other_request"]
+    claimed_at: float | None = None
+    created: int | None = None
+
+
+def existing_claim(fingerprint: str, found: str, created: int | None) -> KeyClaim:
+    """What a key already claimed means for a request with `fingerprint`."""
+    if found != fingerprint:
+        return KeyClaim("other_request")
+    return KeyClaim("in_progress") if created is None else KeyClaim("created", created=created)
+
+
+class KeyTaken(Exception):
+    """The claim on an idempotency key was taken over (it looked abandoned): nothing stored."""
+
+
+class KeyStore(Protocol):
+    """Idempotency keys: claimed, then marked with what their request created."""
+
+    async def claim_key(self, key: str, fingerprint: str) -> KeyClaim: ...
+
+    async def create_once(
+        self, produto: Produto, key: str, claimed_at: float, autoria: Autoria
+    ) -> Produto: ...
+
+    async def release_key(self, key: str, claimed_at: float) -> None: ...
+
+
+TOKEN_USE_GRAIN_S = 60  # a token's last use is noted at most this often: a write each time
+
+
+class UserExists(Exception):
+    """A user of that name exists already."""
+
+
+class UnknownUser(Exception):
+    """No user has that name."""
+
+
+class AccountStore(Protocol):
+    """Users, sign-in attempts, sessions and tokens (accounts.py). `now` is given by the
+    caller, so that every check of one request sees one time."""
+
+    async def users_exist(self) -> bool: ...
+
+    async def users(self) -> list[Usuario]: ...
+
+    async def user(self, nome: str) -> tuple[Usuario, str] | None:
+        """The user and their password hash."""
+        ...
+
+    async def create_user(self, nome: str, papel: Papel, password_hash: str, now: float) -> Usuario:
+        """Raises UserExists."""
+        ...
+
+    async def update_user(
+        self,
+        nome: str,
+        papel: Papel | None = None,
+        ativo: bool | None = None,
+        password_hash: str | None = None,
+        keep_session: int | None = None,
+        same_password: bool = False,
+    ) -> Usuario:
+        """Changes what is given. A new password (not `same_password` hashed anew) or a
+        deactivation ends the user's sessions, all but `keep_session`. Raises UnknownUser."""
+        ...
+
+    async def reserve_sign_in(self, nome: str, address: str, now: float) -> int:
+        """Weighs a sign-in against the failures `accounts.throttled` counts and, if it may be
+        tried, records it as failed, in one step that no other try of the name or the address
+        comes between, on any connection or instance: its id. Raises accounts.Throttled."""
+        ...
+
+    async def sign_in_succeeded(self, attempt: int) -> None:
+        """The password was right: the try counts as a success."""
+        ...
+
+    async def forget_sign_in(self, attempt: int) -> None:
+        """The password was never checked: the try counts for nothing."""
+        ...
+
+    async def create_session(
+        self,
+        usuario_id: int,
+        secret_hash: str,
+        now: float,
+        expires_at: float,
+        address: str,
+        user_agent: str,
+    ) -> None: ...
+
+    async def session_principal(self, secret_hash: str, now: float) -> Principal | None:
+        """Whose live session this is, if its user is active."""
+        ...
+
+    async def sessions(self, usuario_id: int, now: float) -> list[Sessao]: ...
+
+    async def end_sessions(
+        self, usuario_id: int, only: int | None = None, keep: int | None = None
+    ) -> int:
+        """Ends one session of the user's (`only`), or all but `keep`; says how many ended."""
+        ...
+
+    async def end_session(self, secret_hash: str) -> None: ...
+
+    async def create_token(
+        self,
+        usuario_id: int,
+        nome: str,
+        papel: Papel,
+        secret_hash: str,
+        now: float,
+        expires_at: float | None,
+    ) -> Token: ...
+
+    async def token_principal(self, secret_hash: str, now: float) -> Principal | None:
+        """Whose live token this is, if its user is active; notes its use (once a minute)."""
+        ...
+
+    async def tokens(self) -> list[Token]: ...
+
+    async def revoke_token(self, id: int, now: float) -> Token | None:
+        """None: no token has that id. A token revoked already stays as it was."""
+        ...
+
+
+class Storage(ProductStore, SearchStore, HistoryStore, KeyStore, AccountStore, Protocol):
+    """A whole database: every role, and its schema and its end."""
+
+    async def schema_version(self) -> str | None: ...
+
+    async def close(self) -> None: ...
