@@ -1,5 +1,6 @@
 """The API description: served, true to the behaviour (schemathesis), and readable at /docs."""
 
+import dataclasses
 import functools
 import itertools
 import os
@@ -9,24 +10,34 @@ import tempfile
 import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import httpx2
+import hypothesis
 import orjson
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
 from requests.structures import CaseInsensitiveDict
 from schemathesis.specs.openapi.checks import (
     ignored_auth,
     negative_data_rejection,
     positive_data_acceptance,
 )
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
 from starlette.testclient import TestClient
 
 from catalogo import accounts, migrations, openapi, search
+from catalogo.accounts import Papel
 from catalogo.app import create_app
+from catalogo.identity import Mode
+from catalogo.resources.ops import InicioResource
+from catalogo.resources.produtos import ProdutoResource
 from catalogo.settings import Settings
 from tests.databases import POSTGRESQL_URL, Database, PostgreSQLServer
+from tests.helpers import JSON, add_token, add_user, bearer, eventually, sign_in
 
 # One app per backend for the whole run: schemathesis generates its tests when this module is
 # collected (its from_fixture loader does not work with pytest 9), so each app is made here, on
@@ -98,17 +109,21 @@ def _signed(case: "schemathesis.Case") -> None:  # type: ignore[type-arg]
 
 
 def _schema(backend: str) -> Any:
-    schema = schemathesis.openapi.from_dict(orjson.loads(orjson.dumps(openapi.document())))
-    schema.app = create_app(
+    """The description as the app serves it once a user exists (CATALOGO_AUTH unset: writes),
+    which `_afresh` makes sure of before every example."""
+    app = create_app(
         Settings(database_url=_URLS[backend], allowed_hosts=("testserver",), access_log=False)
     )
+    document = openapi.Description(app.routes).document("writes").content
+    schema = schemathesis.openapi.from_dict(orjson.loads(orjson.dumps(document)))
+    schema.app = app
     schema.location = "/openapi.json"
     return schema
 
 
 def _conformance(backend: str) -> Callable[..., None]:
     @_schema(backend).parametrize()  # type: ignore[untyped-decorator]
-    @settings(
+    @hypothesis.settings(
         max_examples=40,
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -155,7 +170,7 @@ def _workflow(backend: str) -> type:
             case.validate_response(response, excluded_checks=_ACCEPTANCE_CHECKS)
 
     test_case: type = Workflow.TestCase
-    test_case.settings = settings(  # type: ignore[attr-defined]
+    test_case.settings = hypothesis.settings(  # type: ignore[attr-defined]
         max_examples=25,
         stateful_step_count=6,
         deadline=None,
@@ -344,3 +359,198 @@ def test_a_count_is_given_only_when_asked_for_and_says_it_was(client: TestClient
     assert counted.json()["total"] == 2
     plain = client.get("/produtos?q=PAO", headers=_JSON)
     assert "total" not in plain.json() and "Preference-Applied" not in plain.headers
+
+
+# What the description says each operation asks of the client, against what the server does,
+# in each mode: over HTTP to the real app, anonymous, with a bad token, and with a token and a
+# session of each role.
+_BAD_TOKEN = bearer("cat_" + "x" * 43)
+_HTML = {"accept": "text/html"}
+
+
+@dataclasses.dataclass
+class _Staff:
+    """A token and a session of each role, made through the app's own store and /entrar."""
+
+    tokens: dict[Papel, str]
+    sessions: dict[Papel, str]
+
+    @classmethod
+    def made(cls, client: TestClient, database: str) -> "_Staff":
+        tokens: dict[Papel, str] = {}
+        sessions: dict[Papel, str] = {}
+        for papel in accounts.PAPEIS:
+            usuario = add_user(database, nome=papel, papel=papel)
+            if papel in accounts.TOKEN_PAPEIS:
+                tokens[papel] = add_token(database, usuario, papel)
+            assert sign_in(client, nome=papel).status_code == 303
+            sessions[papel] = client.cookies["sessao"]
+            client.cookies.clear()
+        return cls(tokens, sessions)
+
+    def as_token(self, papel: Papel) -> dict[str, str]:
+        return bearer(self.tokens[papel])
+
+    def as_session(self, papel: Papel) -> dict[str, str]:
+        return {"cookie": f"sessao={self.sessions[papel]}", **JSON}
+
+
+def _operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Each (method, path, operation) of the document; HEAD goes with GET, as the server has it."""
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method != "parameters":
+                yield method.upper(), path, operation
+                if method == "get":
+                    yield "HEAD", path, operation
+
+
+def _role(security: list[dict[str, list[str]]]) -> Papel | None:
+    """The one role the requirements name, if any."""
+    (named,) = {tuple(roles) for requirement in security for roles in requirement.values()}
+    return cast(Papel, named[0]) if named else None
+
+
+def _refused_for_credentials(response: httpx2.Response) -> bool:
+    """401, or a browser sent to /entrar."""
+    location = response.headers.get("location", "")
+    return response.status_code == 401 or (
+        response.status_code == 303 and location.startswith("/entrar")
+    )
+
+
+def _described_as_served(client: TestClient, mode: str, headers: dict[str, str]) -> dict[str, Any]:
+    document: dict[str, Any] = client.get("/openapi.json", headers=headers).json()
+    assert document["info"]["x-catalogo-auth"] == mode
+    return document
+
+
+def _check_every_operation(
+    client: TestClient, db: Database, document: dict[str, Any], staff: _Staff | None
+) -> None:
+    """For every operation: an anonymous request (a program's, a browser's) is refused for
+    want of credentials exactly when the document says one is needed, with a status it lists;
+    a bad token is refused exactly where credentials are read (401 listed); a token and a
+    session of the role it names are let through, and one of the role below is refused with a
+    403 it lists."""
+    db.insert("Caneta", 250)
+    (id,) = db.execute("SELECT max(id) FROM produtos").fetchone()
+    for method, path, operation in _operations(document):
+        url, security, listed = path.format(id=id), operation["security"], operation["responses"]
+        where = f"{method} {path}"
+        needed = bool(security) and {} not in security
+        for headers in (JSON, _HTML):
+            anonymous = client.request(method, url, headers=headers)
+            assert _refused_for_credentials(anonymous) is needed, (where, anonymous.status_code)
+            assert not needed or str(anonymous.status_code) in listed, where
+        bad = client.request(method, url, headers=_BAD_TOKEN)
+        assert (bad.status_code == 401) is bool(security), (where, bad.status_code)
+        assert (bad.status_code == 401) is ("401" in listed), where
+        role = _role(security) if security else None
+        if role is None or staff is None:
+            continue
+        for signed in (staff.as_token(role), staff.as_session(role)):
+            let = client.request(method, url, headers=signed)
+            assert let.status_code not in (401, 403), (where, let.status_code, let.text)
+        below = accounts.PAPEIS.index(role) - 1
+        if below >= 0:
+            lesser = staff.as_token(accounts.PAPEIS[below])
+            refused = client.request(method, url, headers=lesser)
+            assert refused.status_code == 403 and "403" in listed, (where, refused.status_code)
+
+
+def _docs_of(client: TestClient, operation_id: str) -> str:
+    """The /docs page's section for one operation."""
+    page = client.get("/docs").text
+    return page.split(f'<h3 id="{operation_id}">')[1].split("</section>")[0]
+
+
+def _app(settings: Settings, auth: Mode | None) -> TestClient:
+    return TestClient(create_app(dataclasses.replace(settings, auth=auth)), follow_redirects=False)
+
+
+@pytest.mark.parametrize("mode", ["off", "writes", "all"])
+def test_in_each_mode_the_description_asks_for_the_credentials_the_server_does(
+    settings: Settings, database: str, db: Database, mode: Mode
+) -> None:
+    with _app(settings, mode) as client:
+        staff = _Staff.made(client, database)
+        document = _described_as_served(client, mode, staff.as_token("leitor"))
+        _check_every_operation(client, db, document, staff)
+
+
+def test_unset_the_description_asks_nothing_until_the_first_user_then_what_writes_asks(
+    settings: Settings, database: str, db: Database
+) -> None:
+    with _app(settings, None) as client:
+        before = _described_as_served(client, "off", JSON)
+        _check_every_operation(client, db, before, None)
+        assert "Quem pode: Qualquer um; um token enviado precisa ser válido." in _docs_of(
+            client, "criarProduto"
+        )
+        staff = _Staff.made(client, database)
+        eventually(lambda: client.get("/openapi.json").json()["info"]["x-catalogo-auth"] != "off")
+        after = _described_as_served(client, "writes", JSON)
+        _check_every_operation(client, db, after, staff)
+        assert "Quem pode: Papel editor ou acima (token ou sessão)." in _docs_of(
+            client, "criarProduto"
+        )
+
+
+def test_every_route_allows_in_its_405_what_options_and_the_description_list(
+    settings: Settings, database: str
+) -> None:
+    """A method no resource defines (PATCH) gets 405; its Allow, OPTIONS' Allow and the
+    operations the description has for the path (HEAD with GET) are one list. Routes left out
+    of the description are the ones LEFT_OUT names."""
+    add_user(database, papel="admin")  # OPTIONS of the admins' pages needs an admin
+    app = create_app(settings)
+    with TestClient(app, follow_redirects=False) as client:
+        assert sign_in(client).status_code == 303
+        paths = client.get("/openapi.json").json()["paths"]
+        left_out = {path for named in openapi.LEFT_OUT.values() for path in named}
+        for route in app.routes:
+            if not isinstance(route, Route):
+                assert isinstance(route, Mount) and route.path in left_out  # /static: files
+                continue
+            url = route.path_format.format(id=1, nome="maria")
+            refused, answered = client.patch(url), client.options(url)
+            assert (refused.status_code, answered.status_code) == (405, 204), url
+            allow = answered.headers["allow"]
+            assert refused.headers["allow"] == allow, url
+            if route.path_format in left_out:
+                assert route.path_format not in paths
+                continue
+            assert route.path_format in paths, f"{url}: neither described nor left out"
+            described = {m.upper() for m in paths[route.path_format] if m != "parameters"}
+            with_head = described | ({"HEAD"} if "GET" in described else set())
+            assert set(allow.split(", ")) == with_head, url
+
+
+def test_a_description_that_disagrees_with_the_routes_stops_the_app_being_made() -> None:
+    routes = create_app(Settings(database_url="sqlite:///never-opened.db")).routes
+
+    class Patched(ProdutoResource):
+        async def patch(self, request: Request) -> Response:
+            return Response(status_code=204)
+
+    wrong = {
+        "/produtos/eventos: described, but no route": [
+            r for r in routes if getattr(r, "path", "") != "/produtos/eventos"
+        ],
+        "/nada: a route neither described nor in LEFT_OUT": [
+            *routes,
+            Route("/nada", InicioResource),
+        ],
+        "/produtos/{id}: describes ['DELETE', 'GET', 'PUT'], answers ['DELETE', 'GET', 'PATCH', "
+        "'PUT']": [
+            Route("/produtos/{id:produto_id}", Patched)
+            if getattr(r, "endpoint", None) is ProdutoResource
+            else r
+            for r in routes
+        ],
+    }
+    openapi.Description(routes)  # as they are: no error
+    for message, changed in wrong.items():
+        with pytest.raises(openapi.Drift, match=re.escape(message)):
+            openapi.Description(changed)

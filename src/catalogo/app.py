@@ -12,11 +12,11 @@ from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.middleware import Middleware
 from starlette.middleware.exceptions import ExceptionMiddleware
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from catalogo import error_responses, logs, migrations
+from catalogo import error_responses, logs, migrations, openapi
 from catalogo.access import Gate
 from catalogo.accesslog import AccessLog, LastResort
 from catalogo.accounts import Passwords
@@ -108,6 +108,34 @@ def create_app(settings: Settings | None = None) -> Starlette:
         instruments = Instruments(recorder.commit_size, recorder.connections_taken)
         observe = recorder.observe
 
+    # The URL surface; the API description is checked against it (openapi.Description).
+    routes: list[BaseRoute] = [
+        Route("/produtos/{id:produto_id}", ProdutoResource),
+        Route("/produtos/{id:produto_id}/restauracao", RestauracaoResource),
+        Route("/produtos/{id:produto_id}/historico", HistoricoResource),
+        Route("/produtos", ProdutosResource),
+        Route("/produtos/novo", NovoProdutoResource),
+        Route("/produtos/removidos", RemovidosResource),
+        Route("/produtos/eventos", EventosResource),
+        Route("/entrar", EntrarResource),
+        Route("/sair", SairResource),
+        Route("/conta", ContaResource),
+        Route("/conta/senha", SenhaResource),
+        Route("/conta/sessoes", SessoesResource),
+        Route("/conta/sessoes/{id:id}", SessaoResource),
+        Route("/usuarios", UsuariosResource),
+        Route("/usuarios/{nome}", UsuarioResource),
+        Route("/tokens", TokensResource),
+        Route("/tokens/{id:id}", TokenResource),
+        Route("/", InicioResource),
+        Route("/healthz", HealthResource),
+        Route("/readyz", ReadyResource),
+        Route("/openapi.json", OpenAPIResource),
+        Route("/docs", DocsResource),
+        Mount("/static", StaticFiles(packages=[("catalogo", "static")]), name="static"),
+    ]
+    description = openapi.Description(routes)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if settings.database == "sqlite":
@@ -116,7 +144,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
         try:
             await migrations.require_current(storage)
             app.state.shared = Shared(
-                settings, storage, migrations.head(), Gate(settings, storage), Passwords()
+                settings,
+                storage,
+                migrations.head(),
+                Gate(settings, storage),
+                Passwords(),
+                description,
             )
             yield
         finally:
@@ -126,31 +159,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         lambda inner, last_resort: AccessLog(
             inner, settings.access_log, last_resort, SECURITY_HEADERS, observe
         ),
-        routes=[
-            Route("/produtos/{id:produto_id}", ProdutoResource),
-            Route("/produtos/{id:produto_id}/restauracao", RestauracaoResource),
-            Route("/produtos/{id:produto_id}/historico", HistoricoResource),
-            Route("/produtos", ProdutosResource),
-            Route("/produtos/novo", NovoProdutoResource),
-            Route("/produtos/removidos", RemovidosResource),
-            Route("/produtos/eventos", EventosResource),
-            Route("/entrar", EntrarResource),
-            Route("/sair", SairResource),
-            Route("/conta", ContaResource),
-            Route("/conta/senha", SenhaResource),
-            Route("/conta/sessoes", SessoesResource),
-            Route("/conta/sessoes/{id:id}", SessaoResource),
-            Route("/usuarios", UsuariosResource),
-            Route("/usuarios/{nome}", UsuarioResource),
-            Route("/tokens", TokensResource),
-            Route("/tokens/{id:id}", TokenResource),
-            Route("/", InicioResource),
-            Route("/healthz", HealthResource),
-            Route("/readyz", ReadyResource),
-            Route("/openapi.json", OpenAPIResource),
-            Route("/docs", DocsResource),
-            Mount("/static", StaticFiles(packages=[("catalogo", "static")]), name="static"),
-        ],
+        routes=routes,
         middleware=[Middleware(Guard, settings=settings)],
         exception_handlers=error_responses.handlers(),
         lifespan=lifespan,

@@ -1,60 +1,162 @@
-"""The API description (OpenAPI 3.1): every path and operation, built once per process.
+"""The API description (OpenAPI 3.1) of one app: every path and operation, and what each asks
+of the client in the mode the app runs in.
 
 Assembled from parts.py, whose schemas come from the pydantic model in produtos.py, the same
-rules the server checks, so the description cannot drift from the behaviour. Links between
-operations let a client (or schemathesis) go from a created product to reading, updating and
-removing it. page.py turns the same document into the /docs page.
+rules the server checks. Links between operations let a client (or schemathesis) go from a
+created product to reading, updating and removing it. page.py turns the same document into
+the /docs page.
+
+Who may call an operation is not written here: it is read off the app's routes, each
+resource's `need` by method (resources/__init__.py), through access.required for the mode. So
+there is one document per mode, made when first asked for, and /openapi.json and /docs serve
+the one for the mode the app is in now (`Gate.mode`): creating the first user of a fresh
+install changes it. Which operations a path has is checked against the routes when the app
+is made: a described path that is no route, an operation its resource does not answer (or
+one it answers that is not described), or a route neither described nor in `LEFT_OUT` stops
+the app from being made. OPTIONS, which every resource answers alike, is added here.
 """
 
 import functools
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
+from starlette.routing import BaseRoute, Mount, Route
 
-from catalogo.openapi import historia, parts
+from catalogo import access, accounts
+from catalogo.access import Need
+from catalogo.identity import Mode
+from catalogo.openapi import historia, page, parts
+from catalogo.resources import Resource
+
+# The routes the description leaves out, by why.
+LEFT_OUT = {
+    "pages for people in a browser, HTML only (docs/accounts.md)": (
+        "/entrar",
+        "/sair",
+        "/conta",
+        "/conta/senha",
+        "/conta/sessoes",
+        "/conta/sessoes/{id}",
+        "/usuarios",
+        "/usuarios/{nome}",
+        "/tokens",
+        "/tokens/{id}",
+    ),
+    "the front door: a redirect to /produtos": ("/",),
+    "this description itself, and its page": ("/openapi.json", "/docs"),
+    "the pages' stylesheet, script and icon": ("/static",),
+}
+_CONVERTER = re.compile(r":\w+}")  # `{id:produto_id}` is `{id}` in the description
+_OPERATIONS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
-@functools.cache  # made once per process: it depends on nothing but the code
-def document_bytes() -> bytes:
-    return orjson.dumps(document())
+class Drift(Exception):
+    """The description and the app's routes disagree: a bug, found when the app is made."""
 
 
-@functools.cache  # shared by /openapi.json and the /docs page; read, never changed
-def document() -> dict[str, Any]:
+class Document:
+    """The description for one mode, and what is made from it, each once."""
+
+    def __init__(self, content: dict[str, Any]) -> None:
+        self.content = content  # shared by /openapi.json and /docs: read, never changed
+
+    @functools.cached_property
+    def json(self) -> bytes:
+        return orjson.dumps(self.content)
+
+    @functools.cached_property
+    def groups(self) -> list[page.Group]:
+        return page.groups(self.content)
+
+
+class Description:
+    """One app's description: its routes' resources, checked against the described paths once,
+    and a Document per mode, made when first asked for (a fraction of a millisecond)."""
+
+    def __init__(self, routes: Sequence[BaseRoute]) -> None:
+        self._resources = _resources(routes, _operations()["paths"])
+        self._documents: dict[Mode, Document] = {}
+
+    def document(self, mode: Mode) -> Document:
+        found = self._documents.get(mode)
+        if found is None:
+            found = self._documents[mode] = Document(_document(self._resources, mode))
+        return found
+
+
+def _resources(routes: Sequence[BaseRoute], paths: dict[str, Any]) -> dict[str, type[Resource]]:
+    """Each described path's resource, walking the routes as Starlette's schemas.py does; every
+    disagreement between the two raises Drift, all of them at once."""
+    left_out = {path for paths in LEFT_OUT.values() for path in paths}
+    found: dict[str, type[Resource]] = {}
+    routed: set[str] = set()
+    wrong: list[str] = []
+    for route in routes:
+        if not isinstance(route, Route | Mount):
+            wrong.append(f"{route!r}: a kind of route the description does not know")
+            continue
+        path = _CONVERTER.sub("}", route.path)
+        routed.add(path)
+        endpoint = route.endpoint if isinstance(route, Route) else None
+        if path in left_out:
+            continue
+        if path not in paths:
+            wrong.append(f"{path}: a route neither described nor in LEFT_OUT")
+        elif not (isinstance(endpoint, type) and issubclass(endpoint, Resource)):
+            wrong.append(f"{path}: described, but its endpoint is no Resource")
+        else:
+            found[path] = endpoint
+            described = {m.upper() for m in paths[path] if m in _OPERATIONS}
+            answered = set(endpoint.allowed) - {"HEAD", "OPTIONS"}
+            if described != answered:
+                wrong.append(
+                    f"{path}: describes {sorted(described)}, answers {sorted(answered)} "
+                    "(besides HEAD and OPTIONS, which are not written by hand)"
+                )
+    wrong += [f"{path}: described, but no route" for path in paths if path not in routed]
+    wrong += [f"{path}: in LEFT_OUT, but no route" for path in sorted(left_out - routed)]
+    wrong += [f"{path}: described and in LEFT_OUT" for path in paths if path in left_out]
+    if wrong:
+        raise Drift("the API description and the routes disagree:\n" + "\n".join(wrong))
+    return found
+
+
+def _document(resources: dict[str, type[Resource]], mode: Mode) -> dict[str, Any]:
     described = _operations()
+    described["info"]["x-catalogo-auth"] = mode
     for path, item in described["paths"].items():
-        for method, operation in item.items():
-            if method in _METHODS:
-                _secure(path, method, operation)
+        resource = resources[path]
+        if "OPTIONS" in resource.allowed:
+            item["options"] = {**(parts.ITEM_OPTIONS if "{" in path else parts.OPTIONS)}
+        for method, operation in list(item.items()):
+            if method in _OPERATIONS:
+                item[method] = _secured(operation, method, resource.need[method.upper()], mode)
     described["components"]["securitySchemes"] = parts.SECURITY_SCHEMES
     return described
 
 
-# What each operation asks of the client, as access.py decides it (docs/accounts.md): reading
-# may be anonymous (CATALOGO_AUTH unset, off or writes) or need a `leitor` (all); changing
-# needs an `editor` once a user exists. The roles are named in the requirements, as OpenAPI
-# 3.1 allows for schemes other than OAuth.
-_METHODS = ("get", "head", "post", "put", "delete", "options")
-_PUBLIC_PATHS = ("/healthz", "/readyz")
-_WRITING_PAGES = ("/produtos/novo",)
-
-
-def _secure(path: str, method: str, operation: dict[str, Any]) -> None:
-    if path in _PUBLIC_PATHS or method == "options":
-        operation["security"] = []
-        return
-    writes = method not in ("get", "head") or path in _WRITING_PAGES
-    role = "editor" if writes else "leitor"
-    anyone = not writes and path not in historia.STAFF_PATHS  # staff: off (no users) only
-    operation["security"] = [
-        *([{}] if anyone else []),
-        {"bearer": [role]},
-        {"sessao": [role]},
-    ]
-    operation["responses"].setdefault("401", parts.UNAUTHENTICATED)
-    if writes:
-        operation["responses"]["403"] = parts.FORBIDDEN
-        operation["responses"]["303"] = parts.TO_SIGN_IN if method == "get" else parts.REDIRECT
+def _secured(operation: dict[str, Any], method: str, need: Need, mode: Mode) -> dict[str, Any]:
+    """The operation with what it asks of the client (`security`), and the answers that follow
+    from it, as access.Gate.admit gives them under `mode`. The roles are named in the
+    requirements, as OpenAPI 3.1 allows for schemes other than OAuth."""
+    if need is Need.PUBLIC:  # credentials are not even read
+        return {**operation, "security": []}
+    responses = dict(operation["responses"])
+    role = access.required(need, mode)
+    if role is None:  # anyone; a token sent must be valid
+        responses["401"] = parts.INVALID_TOKEN
+        security: list[dict[str, list[str]]] = [{}, {"bearer": []}, {"sessao": []}]
+        return {**operation, "security": security, "responses": responses}
+    roles: list[str] = [] if role == "any" else [role]
+    responses["401"] = parts.UNAUTHENTICATED
+    if method == "get":  # a browser is sent to sign in; a form it posts gets the page itself
+        responses["303"] = parts.TO_SIGN_IN
+    if role != "any" and role != accounts.PAPEIS[0]:  # someone signed in may lack it: 403
+        responses["403"] = parts.FORBIDDEN if "403" in responses else parts.ROLE_MISSING
+    security = [{"bearer": roles}, {"sessao": roles}]
+    return {**operation, "security": security, "responses": responses}
 
 
 def _operations() -> dict[str, Any]:
@@ -66,7 +168,9 @@ def _operations() -> dict[str, Any]:
             "version": "1",
             "description": "Produtos de um catálogo. Cada endereço responde HTML a navegadores "
             "e JSON a quem pede `Accept: application/json`; erros em JSON são "
-            "`application/problem+json` (RFC 9457).",
+            "`application/problem+json` (RFC 9457). As credenciais que cada operação exige "
+            "são as do modo em que o servidor está agora (`x-catalogo-auth`): ele muda com "
+            "CATALOGO_AUTH e, sem ela, quando o primeiro usuário é criado.",
         },
         "tags": parts.TAGS,
         "paths": {
@@ -148,7 +252,6 @@ def _operations() -> dict[str, Any]:
                         ),
                     },
                 },
-                "options": parts.OPTIONS,
             },
             "/healthz": {
                 "get": {
@@ -187,7 +290,6 @@ def _operations() -> dict[str, Any]:
                         "406": parts.WRITE_ERRORS["406"],
                     },
                 },
-                "options": parts.OPTIONS,
             },
             "/produtos/{id}/restauracao": {
                 "parameters": [parts.ID_PARAM],
@@ -234,7 +336,6 @@ def _operations() -> dict[str, Any]:
                         "503": parts.WRITE_ERRORS["503"],
                     },
                 },
-                "options": parts.ITEM_OPTIONS,
             },
             **historia.paths(),
             "/produtos/{id}": {
@@ -351,7 +452,6 @@ def _operations() -> dict[str, Any]:
                         "503": parts.WRITE_ERRORS["503"],
                     },
                 },
-                "options": parts.ITEM_OPTIONS,
             },
         },
         "components": {"schemas": {**parts.schemas(), **historia.schemas()}},

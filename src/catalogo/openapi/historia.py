@@ -1,12 +1,10 @@
 """The API description of what happened to products: a product's history, the trash and the
-change feed (resources/historia.py), with their schemas. Read by staff: once a user exists,
-a `leitor` at least."""
+change feed (resources/historia.py), with their schemas."""
 
 from typing import Any
 
 from catalogo.openapi import parts
 
-STAFF_PATHS = ("/produtos/{id}/historico", "/produtos/removidos", "/produtos/eventos")
 _CAMPOS = {
     "type": ["object", "null"],
     "properties": {
@@ -67,7 +65,6 @@ def paths() -> dict[str, Any]:
                     **_STAFF_ERRORS,
                 },
             },
-            "options": parts.ITEM_OPTIONS,
         },
         "/produtos/removidos": {
             "get": {
@@ -101,7 +98,6 @@ def paths() -> dict[str, Any]:
                     **_STAFF_ERRORS,
                 },
             },
-            "options": parts.OPTIONS,
         },
         "/produtos/eventos": {
             "get": {
@@ -147,7 +143,6 @@ def paths() -> dict[str, Any]:
                     **_STAFF_ERRORS,
                 },
             },
-            "options": parts.OPTIONS,
         },
     }
 

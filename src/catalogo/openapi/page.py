@@ -1,5 +1,6 @@
 """The /docs page, read off the OpenAPI document: the same words and examples an integrator's
-tools get from /openapi.json, laid out for a person, in pt-BR.
+tools get from /openapi.json, laid out for a person, in pt-BR; who may call each operation as
+the document for the mode the server is in says it.
 
 Our own page rather than Swagger UI: its English labels, its random examples and its axe
 violations could not be fixed from outside, and it needed inline script and a wider CSP. Each
@@ -9,15 +10,12 @@ whole without script; static/docs.js opens the operation an index link (or the a
 #fragment) names, and adds "Experimentar" to each JSON operation.
 """
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from markupsafe import Markup, escape
-
-from catalogo import openapi
 
 _WHERE = {"path": "no caminho", "query": "na consulta", "header": "no cabeçalho"}
 _METHODS = ("get", "post", "put", "delete", "options")
@@ -68,9 +66,8 @@ class Group:
     options: bool  # the group's tag has the OPTIONS operations: said once, in a sentence
 
 
-@functools.cache  # made once per process, like the document it reads
-def groups() -> list[Group]:
-    document = openapi.document()
+def groups(document: dict[str, Any]) -> list[Group]:
+    """The document's operations by tag (openapi.Document keeps them, once per mode)."""
     operations: dict[str, list[Operation]] = {tag["name"]: [] for tag in document["tags"]}
     options: set[str] = set()  # the tags of OPTIONS operations
     for path, item in document["paths"].items():
@@ -125,14 +122,15 @@ def _operation(
 
 
 def _access(security: list[dict[str, list[str]]]) -> str:
-    """The security requirements in a sentence: none, anyone (or a reader), or a role."""
+    """The security requirements in a sentence: none, optional, a role, or any user."""
     if not security:
-        return "Qualquer um, sempre."
-    roles = {role for requirement in security for role in requirement.get("bearer", [])}
-    role = " ou ".join(sorted(roles))
+        return "Qualquer um, sem credenciais."
     if {} in security:
-        return f"Qualquer um; com CATALOGO_AUTH=all, papel {role} ou acima."
-    return f"Papel {role} ou acima, quando o catálogo tem usuários (token ou sessão)."
+        return "Qualquer um; um token enviado precisa ser válido."
+    roles = {role for requirement in security for role in requirement.get("bearer", [])}
+    if not roles:
+        return "Quem entrou, com qualquer papel (token ou sessão)."
+    return f"Papel {' ou '.join(sorted(roles))} ou acima (token ou sessão)."
 
 
 def _params(raw: dict[str, Any]) -> list[Parameter]:

@@ -85,14 +85,23 @@ SECURITY_SCHEMES = {
         "description": "A sessão de quem entrou em /entrar (`__Host-sessao` em HTTPS).",
     },
 }
+# The answers that follow from what an operation asks of the client (openapi._secured).
+_CHALLENGE = {"WWW-Authenticate": {"schema": {"type": "string"}}}
 UNAUTHENTICATED = problem(
-    "Faltam credenciais onde o modo as exige, ou o token é malformado, desconhecido, expirado "
-    "ou revogado (`WWW-Authenticate`). Um navegador sem sessão recebe 303 para /entrar.",
-    headers={"WWW-Authenticate": {"schema": {"type": "string"}}},
+    "Faltam credenciais, ou o token é malformado, desconhecido, expirado ou revogado "
+    "(`WWW-Authenticate`). Um navegador sem sessão vai a /entrar: com 303 numa leitura; numa "
+    "gravação por formulário, recebe a página de entrar, que guarda o que foi enviado.",
+    headers=_CHALLENGE,
+)
+INVALID_TOKEN = problem(
+    "O token enviado é malformado, desconhecido, expirado ou revogado (`WWW-Authenticate`). "
+    "Sem token, nada é exigido.",
+    headers=_CHALLENGE,
 )
 FORBIDDEN = problem(
     "Envio de outro site, recusado pelo navegador; ou quem entrou não tem o papel exigido."
 )
+ROLE_MISSING = problem("Quem entrou não tem o papel exigido.")
 TO_SIGN_IN = {
     "description": "Um navegador sem sessão vai a /entrar, que o traz de volta aqui.",
     "headers": {"Location": {"schema": {"type": "string"}}},

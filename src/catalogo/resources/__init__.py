@@ -1,23 +1,27 @@
 """One HTTPEndpoint per URI, grouped by resource: `produtos.py` the product, `ops.py` the rest.
 
-Handlers translate between HTTP and the product, nothing more. Methods a class does not define
-get 405 with `Allow` from Starlette's `HTTPEndpoint`, HEAD follows GET, and OPTIONS answers
-204 with the same `Allow`. Every URI speaks HTML to browsers and JSON to clients that ask for
-it (`negotiate`), with `Vary: Accept`.
+Handlers translate between HTTP and the product, nothing more. The methods a class answers
+(`Resource.allowed`, HEAD following GET) are worked out once, when the class is made: a method
+it does not define gets 405 with that `Allow`, OPTIONS answers 204 with the same, and the API
+description lists those operations (openapi/). Every URI speaks HTML to browsers and JSON to
+clients that ask for it (`negotiate`), with `Vary: Accept`.
 
 Before a handler runs, `dispatch` asks access.py whether the request may go on: each class says
-in `needs` what its methods need (by default: reading the catalog for GET and HEAD, writing it
-for the rest).
+in `needs` what its methods need (by default: reading the catalog for GET and OPTIONS, what GET
+needs for HEAD, writing it for the rest); `Resource.need` is the result, which the API
+description reads too.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import orjson
 from starlette.endpoints import HTTPEndpoint
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from catalogo import conditional, error_responses, errors, pages
 from catalogo.access import Gate, Need
@@ -34,7 +38,11 @@ from catalogo.settings import Settings
 from catalogo.storage import Storage
 from catalogo.storage.paging import Page
 
+if TYPE_CHECKING:  # openapi reads the resources: importing it here would go round in a circle
+    from catalogo.openapi import Description
+
 VARY = errors.VARY
+# The methods a Resource may define, in the order `Allow` lists them (Starlette's order).
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
@@ -47,6 +55,7 @@ class Shared:
     schema_head: str | None
     gate: Gate
     passwords: Passwords
+    description: "Description"  # the API description, one document per mode
 
 
 def shared_of(request: Request) -> Shared:
@@ -55,19 +64,45 @@ def shared_of(request: Request) -> Shared:
 
 
 class Resource(HTTPEndpoint):
-    needs: ClassVar[
-        dict[str, Need]
-    ] = {}  # by method; those left out: Need.READ if safe, else WRITE
+    """One URI. `needs` is what a subclass writes; `allowed` and `need` are worked out from it
+    and from the methods it defines, once per class (`__init_subclass__`), and are the one
+    source for the 405's and OPTIONS' `Allow`, the access check and the API description."""
+
+    needs: ClassVar[Mapping[str, Need]] = {}  # by method; see `need` for those left out
+    allowed: ClassVar[tuple[str, ...]] = ("OPTIONS",)  # the methods answered, in _METHODS' order
+    # Each allowed method's need: as `needs` says; else GET and OPTIONS read the catalog, HEAD
+    # needs what GET needs, and the rest write it.
+    need: ClassVar[Mapping[str, Need]] = {"OPTIONS": Need.READ}
+    _allow: ClassVar[dict[str, str]] = {"Allow": "OPTIONS"}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        defined = {m for m in _METHODS if callable(getattr(cls, m.lower(), None))}
+        if "GET" in defined:  # HEAD is answered by `get`
+            defined.add("HEAD")
+        cls.allowed = tuple(m for m in _METHODS if m in defined)
+        need: dict[str, Need] = {}
+        for method in cls.allowed:  # in _METHODS' order: GET's before HEAD's
+            if method in cls.needs:
+                need[method] = cls.needs[method]
+            elif method == "HEAD":
+                need[method] = need["GET"]
+            else:
+                need[method] = Need.READ if method in ("GET", "OPTIONS") else Need.WRITE
+        cls.need = need
+        cls._allow = {"Allow": ", ".join(cls.allowed)}
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Starlette's, without working out the allowed methods again on every request."""
+        self.scope, self.receive, self.send = scope, receive, send
 
     async def dispatch(self) -> None:
         """Starlette's, with the access check between routing and the handler."""
         request = Request(self.scope, receive=self.receive, send=self.send)
         method = request.method
-        if method not in self._allowed_methods:
+        need = self.need.get(method)
+        if need is None:
             await self.method_not_allowed(request)  # raises the 405
-        need = self.needs.get(method) or (
-            Need.READ if method in ("GET", "HEAD", "OPTIONS") else Need.WRITE
-        )
         refusal = await shared_of(request).gate.admit(request, need)
         if refusal is not None:
             await refusal(self.scope, self.receive, self.send)
@@ -76,14 +111,11 @@ class Resource(HTTPEndpoint):
         personal(request, response)
         await response(self.scope, self.receive, self.send)
 
-    async def options(self, request: Request) -> Response:
-        return Response(status_code=204, headers={"Allow": ", ".join(self.allowed_methods())})
+    async def method_not_allowed(self, request: Request) -> NoReturn:
+        raise HTTPException(405, headers=self._allow)
 
-    @classmethod
-    def allowed_methods(cls) -> list[str]:
-        """The methods this URI answers, as Starlette's 405 lists them: HEAD goes with GET."""
-        defined = {method for method in _METHODS if hasattr(cls, method.lower())}
-        return [m for m in _METHODS if m in defined or (m == "HEAD" and "GET" in defined)]
+    async def options(self, request: Request) -> Response:
+        return Response(status_code=204, headers=self._allow)
 
 
 def negotiate(request: Request, offered: Sequence[str] = (HTML, JSON)) -> str:

@@ -3,10 +3,9 @@
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import errors, openapi, pages
+from catalogo import errors, pages
 from catalogo.access import Need
 from catalogo.negotiation import HTML, JSON
-from catalogo.openapi import page
 from catalogo.resources import VARY, Resource, json_response, negotiate, shared_of
 
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -43,26 +42,28 @@ class ReadyResource(Resource):
 
 
 class OpenAPIResource(Resource):
-    """/openapi.json: the API description, made once per process (openapi.py)."""
+    """/openapi.json: the API description for the mode the app is in now (openapi/)."""
 
     async def get(self, request: Request) -> Response:
-        return Response(
-            openapi.document_bytes(), media_type=JSON, headers={"Cache-Control": "no-cache"}
-        )
+        shared = shared_of(request)
+        document = shared.description.document(await shared.gate.mode())
+        return Response(document.json, media_type=JSON, headers={"Cache-Control": "no-cache"})
 
 
 class DocsResource(Resource):
-    """/docs: the API description as a page for people (openapi/page.py). Its curl example
+    """/docs: the same description as a page for people (openapi/page.py). Its curl example
     names the address the page was read from: the scheme as the client used it (a trusted
     balancer's TLS counts) and the Host it sent, which guard.py has already checked against
     CATALOGO_ALLOWED_HOSTS (a Host-less HTTP/1.0 request gets the server's own address)."""
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
+        shared = shared_of(request)
+        document = shared.description.document(await shared.gate.mode())
         return pages.load().render(
             "docs.html",
             headers={"Cache-Control": "no-cache", **VARY},
-            grupos=page.groups(),
+            grupos=document.groups,
             endereco=_address(request),
         )
 
