@@ -32,8 +32,8 @@ from typing import Any
 
 from starlette.middleware.errors import ServerErrorMiddleware
 
-from catalogo.accesslog import AccessLog
 from catalogo.app import create_app
+from catalogo.outermost import Outermost
 from catalogo.settings import Settings
 
 CATALOGO = str(Path(sys.executable).with_name("catalogo"))
@@ -93,12 +93,12 @@ async def _measure(url: str, args: argparse.Namespace) -> dict[tuple[str, str], 
     async with app.router.lifespan_context(app):
         await app(_scope(app, "/healthz", "text/html"), _receive, _send)  # builds the stack
         outer = app.middleware_stack
-        assert isinstance(outer, AccessLog)  # noqa: S101 - what this script measures
+        assert isinstance(outer, Outermost)  # noqa: S101 - what this script measures
         inner, last_resort = outer.app, outer.last_resort
         stacks: dict[str, ASGI] = {
             "without the layer": ServerErrorMiddleware(inner, last_resort),
-            "log off": AccessLog(inner, False, last_resort, outer.headers),
-            "log on": AccessLog(inner, True, last_resort, outer.headers),
+            "log off": Outermost(inner, False, last_resort, outer.headers),
+            "log on": Outermost(inner, True, last_resort, outer.headers),
         }
         for case in CASES:
             for stack in stacks.values():  # warm up: templates, statement cache, branches

@@ -23,7 +23,7 @@ from decimal import Decimal
 import asyncpg
 
 from catalogo import migrations
-from catalogo.historia import CLI
+from catalogo.history import CLI
 from catalogo.produtos import Produto, samples
 from catalogo.settings import Settings
 from catalogo.storage import open_storage, postgres, postgres_history

@@ -22,7 +22,7 @@ from pathlib import Path
 from bench import CATALOGO, Case, Figures, free_port, record, seeded, start, stop, wait_until_up
 from bench import wrk as run_wrk
 
-from catalogo.historia import CLI
+from catalogo.history import CLI
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
 from catalogo.storage import open_storage

@@ -125,7 +125,7 @@ def settings(database: str) -> Settings:
         page_size=3,
         lock_timeout_ms=LOCK_TIMEOUT_MS,
         allowed_hosts=("testserver",),  # the Host of Starlette's TestClient
-        access_log=False,  # tests/test_accesslog.py reads it; elsewhere it would only be noise
+        access_log=False,  # tests/test_outermost.py reads it; elsewhere it would only be noise
     )
 
 

@@ -18,7 +18,7 @@ from starlette.applications import Starlette
 
 from catalogo import accounts
 from catalogo.accounts import Papel, Passwords
-from catalogo.historia import CLI
+from catalogo.history import CLI
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
 from catalogo.storage import open_storage

@@ -44,7 +44,7 @@ from tests.processes import (
     start_serving,
     stop,
 )
-from tests.test_accesslog import access_lines
+from tests.test_outermost import access_lines
 
 pytestmark = pytest.mark.postgresql
 

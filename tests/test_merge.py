@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from catalogo.app import create_app
-from catalogo.historia import fields_json, parse_fields
+from catalogo.history import fields_json, parse_fields
 from catalogo.merge import merge
 from catalogo.produtos import Produto
 from catalogo.settings import Settings

@@ -22,7 +22,7 @@ from tests.processes import (
     start_serving,
     stop,
 )
-from tests.test_accesslog import MADE_ID, access_lines, line_of
+from tests.test_outermost import MADE_ID, access_lines, line_of
 
 HEALTH = ("GET", "/healthz", "200")
 IN_USE = ("catalogo_database_connections_in_use", frozenset[tuple[str, str]]())

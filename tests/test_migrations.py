@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from catalogo import migrations
-from catalogo.historia import authorship
+from catalogo.history import authorship
 from catalogo.produtos import Produto
 from catalogo.search import Query, terms
 from catalogo.settings import Settings

@@ -9,7 +9,7 @@ import pytest
 
 from catalogo import services
 from catalogo.accounts import ContaInvalida, Passwords
-from catalogo.historia import CLI
+from catalogo.history import CLI
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
 from catalogo.storage import Storage, UnknownUser, UserExists, open_storage

@@ -11,7 +11,7 @@ import pytest
 
 from catalogo import accounts
 from catalogo.accounts import Throttled
-from catalogo.historia import CLI
+from catalogo.history import CLI
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query
 from catalogo.settings import Settings

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from catalogo.historia import CLI
+from catalogo.history import CLI
 from catalogo.produtos import Produto
 from catalogo.search import END, ORDENS, Position, Query, name_key, searchable, terms
 from catalogo.settings import Settings

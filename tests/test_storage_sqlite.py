@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from catalogo.historia import CLI
+from catalogo.history import CLI
 from catalogo.settings import Settings
 from catalogo.storage import StorageUnavailable
 from catalogo.storage.sqlite import SQLiteStorage

@@ -29,13 +29,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message
 
-from catalogo import accounts, errors, identity, pages
-from catalogo.accesslog import request_id
+from catalogo import accounts, errors, identity, templating
 from catalogo.accounts import Papel
 from catalogo.bodies import form_pairs
 from catalogo.guard import SECURITY_HEADERS
 from catalogo.identity import Mode, here
 from catalogo.negotiation import FORM_TYPES, media_type, prefers_json
+from catalogo.outermost import request_id
 from catalogo.settings import Settings
 from catalogo.storage import Storage
 
@@ -73,7 +73,7 @@ def required(need: Need, mode: Mode) -> Papel | Literal["any"] | None:
     return "admin" if need is Need.ADMIN else None
 
 
-class Gate:
+class Access:
     """One per app: the mode now, and who a request's credentials name."""
 
     def __init__(self, settings: Settings, storage: Storage) -> None:
@@ -207,7 +207,7 @@ async def _unauthenticated(
 _RESUMED_HEADERS = frozenset(
     (b"host", b"origin", b"sec-fetch-site", b"user-agent", b"accept", b"accept-language")
 ) | {b"x-forwarded-for", b"x-forwarded-proto"}
-# What the app adds to every answer (accesslog.py): the answer resumed gets them from this one.
+# What the app adds to every answer (outermost.py): the answer resumed gets them from this one.
 _ADDED_LATER = frozenset([*(name for name, _ in SECURITY_HEADERS), b"x-request-id"])
 
 
@@ -305,7 +305,7 @@ def sign_in_page(
 ) -> Response:
     """/entrar's form: `proximo` is where to go once signed in, and `pendente` a form write
     refused for want of a session, to send there then."""
-    return pages.load().render(
+    return templating.load().render(
         "contas/entrar.html",
         status_code,
         {"Cache-Control": "no-store", **(headers or {})},

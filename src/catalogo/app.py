@@ -17,10 +17,10 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from catalogo import error_responses, logs, migrations, openapi
-from catalogo.access import Gate
-from catalogo.accesslog import AccessLog, LastResort
+from catalogo.access import Access
 from catalogo.accounts import Passwords
 from catalogo.guard import SECURITY_HEADERS, Guard
+from catalogo.outermost import LastResort, Outermost
 from catalogo.produtos import ID_PATTERN
 from catalogo.resources import Shared
 from catalogo.resources.contas import (
@@ -35,7 +35,7 @@ from catalogo.resources.contas import (
     UsuarioResource,
     UsuariosResource,
 )
-from catalogo.resources.historia import (
+from catalogo.resources.history import (
     EventosResource,
     HistoricoResource,
     RemovidosResource,
@@ -75,7 +75,7 @@ register_url_convertor("id", ProdutoId())  # sessions' and tokens' ids follow th
 
 
 class _Catalogo(Starlette):
-    """Starlette with the access log (accesslog.py) outermost, in the place of Starlette's
+    """Starlette with the access log (outermost.py) outermost, in the place of Starlette's
     ServerErrorMiddleware, whose work it does: it sees every answer, a 500 too, and gives each
     its request id first; and a request goes through one layer fewer. The rest is Starlette's
     own stack: the middleware given, then ExceptionMiddleware with the other handlers, then
@@ -147,7 +147,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 settings,
                 storage,
                 migrations.head(),
-                Gate(settings, storage),
+                Access(settings, storage),
                 Passwords(),
                 description,
             )
@@ -156,7 +156,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await storage.close()
 
     app = _Catalogo(
-        lambda inner, last_resort: AccessLog(
+        lambda inner, last_resort: Outermost(
             inner, settings.access_log, last_resort, SECURITY_HEADERS, observe
         ),
         routes=routes,

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from catalogo import accounts, historia, migrations, produtos, services
+from catalogo import accounts, history, migrations, produtos, services
 from catalogo.accounts import ContaInvalida, Passwords
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
 from catalogo.storage import Storage, StorageUnavailable, UnknownUser, UserExists, open_storage
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         elif args.command == "seed":
             added = _with(
                 settings,
-                lambda storage: storage.create_many(produtos.samples(args.count), historia.CLI),
+                lambda storage: storage.create_many(produtos.samples(args.count), history.CLI),
             )
             print(
                 f"catalogo: {added} {_plural(added, 'produto adicionado', 'produtos adicionados')}"

@@ -2,7 +2,7 @@
 error page for everyone else, and the exception handlers the app installs. What is said is
 errors.py's.
 
-Either answer shows the request's id (accesslog.py): the page as "Código da requisição", the
+Either answer shows the request's id (outermost.py): the page as "Código da requisição", the
 problem as `request_id`; so does every error log line.
 """
 
@@ -16,8 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import identity, logs, pages
-from catalogo.accesslog import request_id
+from catalogo import identity, logs, templating
 from catalogo.errors import (
     DEFAULT_DETAILS,
     INVALID_FIELDS,
@@ -28,6 +27,7 @@ from catalogo.errors import (
     TitledError,
 )
 from catalogo.negotiation import JSON_OPTIONS, PROBLEM, prefers_json
+from catalogo.outermost import request_id
 from catalogo.storage import StorageUnavailable
 
 log = logging.getLogger("catalogo")
@@ -83,7 +83,7 @@ def respond(request: Request, error: HTTPException) -> Response:
             title = error.title
         else:
             title = TITLES.get(status, HTTPStatus(status).phrase)
-        answer = pages.load().render(
+        answer = templating.load().render(
             "erro.html",
             status,
             headers,
@@ -91,7 +91,7 @@ def respond(request: Request, error: HTTPException) -> Response:
             detalhe=PAGE_DETAILS.get(status, detail),
             status=status,
             request_id=id,
-            quem=identity.visitor(request),  # known once access.Gate has looked
+            quem=identity.visitor(request),  # known once access.Access has looked
         )
     identity.personal(request, answer)
     return answer

@@ -16,7 +16,7 @@ from starlette.responses import Response
 
 from catalogo import errors
 from catalogo.accounts import Principal
-from catalogo.historia import Autoria
+from catalogo.history import Autoria
 from catalogo.produtos import Produto
 from catalogo.storage import KeyTaken, Storage, StorageUnavailable
 

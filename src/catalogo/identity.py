@@ -1,4 +1,4 @@
-"""Who is asking, as far as a response needs to know it: noted once by access.Gate, read by
+"""Who is asking, as far as a response needs to know it: noted once by access.Access, read by
 the handlers, the pages' header, the error pages and the cache headers.
 
 Apart from access.py so that errors.py can read it: access raises errors' refusals.

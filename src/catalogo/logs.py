@@ -3,7 +3,7 @@
 Every line has `time` (UTC, RFC 3339, milliseconds), `level`, `logger` and `message`, then
 the fields it carries: a request's id (`request_id`) on each line about a request, and the
 traceback under `exception`. Lines of the `catalogo` loggers go through stdlib logging
-(`configure`); the access log (accesslog.py) builds its lines with `line()` and writes them
+(`configure`); the access log (outermost.py) builds its lines with `line()` and writes them
 with `write()` itself, since a stdlib logging call costs several times a whole line (a
 LogRecord, the caller's frame, a lock: docs/operations.md has the figures), once per request.
 """

@@ -7,7 +7,7 @@ it against what is saved, and again should the product move once more before the
 
 from typing import Any, NamedTuple
 
-from catalogo.historia import field_value
+from catalogo.history import field_value
 from catalogo.produtos import CAMPOS, Produto
 
 

@@ -74,7 +74,7 @@ class Recorder:
         seconds: float,
         headers: Sequence[tuple[bytes, bytes]],
     ) -> None:
-        """One answer (accesslog.py calls this once it is sent)."""
+        """One answer (outermost.py calls this once it is sent)."""
         method = method if method in _METHODS else "other"
         series = self._series.get((method, route, status))
         if series is None:  # labels() takes a lock and builds a key: once per series

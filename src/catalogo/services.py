@@ -1,7 +1,7 @@
 """What people do with the catalog, each written once for every door: the pages, the JSON API
 and the CLI call these (the service layer of Cosmic Python). Each takes the store and what the
 request or the command line said; the rules stay in the pure domain modules (produtos,
-historia, merge, accounts), the SQL in storage, and HTTP or the terminal in their callers.
+history, merge, accounts), the SQL in storage, and HTTP or the terminal in their callers.
 """
 
 import time
@@ -9,9 +9,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from catalogo import accounts, historia
+from catalogo import accounts, history
 from catalogo.accounts import Busy, ContaInvalida, Passwords, Token, Usuario
-from catalogo.historia import Autoria
+from catalogo.history import Autoria
 from catalogo.merge import Merge, merge
 from catalogo.produtos import Produto
 from catalogo.storage import Storage, UnknownUser, VersionConflict
@@ -147,7 +147,7 @@ class Since(NamedTuple):
 async def since(storage: Storage, id: int, based_on: int) -> Since:
     found = await storage.versions(id, based_on, AUTHORS_READ)
     base = found[0].depois if found and found[0].versao == based_on else None
-    return Since(base, historia.authors_of(e for e in found if e.versao > based_on))
+    return Since(base, history.authors_of(e for e in found if e.versao > based_on))
 
 
 async def save_merged(

@@ -9,7 +9,7 @@ the /docs page.
 Who may call an operation is not written here: it is read off the app's routes, each
 resource's `need` by method (resources/__init__.py), through access.required for the mode. So
 there is one document per mode, made when first asked for, and /openapi.json and /docs serve
-the one for the mode the app is in now (`Gate.mode`): creating the first user of a fresh
+the one for the mode the app is in now (`Access.mode`): creating the first user of a fresh
 install changes it. Which operations a path has is checked against the routes when the app
 is made: a described path that is no route, an operation its resource does not answer (or
 one it answers that is not described), or a route neither described nor in `LEFT_OUT` stops
@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from catalogo import access, accounts
 from catalogo.access import Need
 from catalogo.identity import Mode
-from catalogo.openapi import historia, page, parts
+from catalogo.openapi import history, page, parts
 from catalogo.resources import Resource
 
 # The routes the description leaves out, by why.
@@ -139,7 +139,7 @@ def _document(resources: dict[str, type[Resource]], mode: Mode) -> dict[str, Any
 
 def _secured(operation: dict[str, Any], method: str, need: Need, mode: Mode) -> dict[str, Any]:
     """The operation with what it asks of the client (`security`), and the answers that follow
-    from it, as access.Gate.admit gives them under `mode`. The roles are named in the
+    from it, as access.Access.admit gives them under `mode`. The roles are named in the
     requirements, as OpenAPI 3.1 allows for schemes other than OAuth."""
     if need is Need.PUBLIC:  # credentials are not even read
         return {**operation, "security": []}
@@ -337,7 +337,7 @@ def _operations() -> dict[str, Any]:
                     },
                 },
             },
-            **historia.paths(),
+            **history.paths(),
             "/produtos/{id}": {
                 "parameters": [parts.ID_PARAM],
                 "get": {
@@ -454,5 +454,5 @@ def _operations() -> dict[str, Any]:
                 },
             },
         },
-        "components": {"schemas": {**parts.schemas(), **historia.schemas()}},
+        "components": {"schemas": {**parts.schemas(), **history.schemas()}},
     }

@@ -23,16 +23,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from catalogo import conditional, error_responses, errors, pages
-from catalogo.access import Gate, Need
-from catalogo.accesslog import request_id
+from catalogo import conditional, error_responses, errors, templating
+from catalogo.access import Access, Need
 from catalogo.accounts import Passwords
 
-# By name: `historia` here would be the package's own resources/historia.py once imported.
-from catalogo.historia import Autoria, authorship
+# By name: `history` here would be the package's own resources/history.py once imported.
+from catalogo.history import Autoria, authorship
 from catalogo.identity import personal, principal
 from catalogo.listing import Paging
 from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, preferred
+from catalogo.outermost import request_id
 from catalogo.produtos import Produto, representation
 from catalogo.settings import Settings
 from catalogo.storage import Storage
@@ -53,7 +53,7 @@ class Shared:
     settings: Settings
     storage: Storage
     schema_head: str | None
-    gate: Gate
+    access: Access
     passwords: Passwords
     description: "Description"  # the API description, one document per mode
 
@@ -103,7 +103,7 @@ class Resource(HTTPEndpoint):
         need = self.need.get(method)
         if need is None:
             await self.method_not_allowed(request)  # raises the 405
-        refusal = await shared_of(request).gate.admit(request, need)
+        refusal = await shared_of(request).access.admit(request, need)
         if refusal is not None:
             await refusal(self.scope, self.receive, self.send)
             return
@@ -145,7 +145,7 @@ def json_response(
 
 
 def etag(request: Request, produto: Produto, media: str) -> dict[str, str]:
-    return {"ETag": conditional.etag(request, produto, media, pages.load().fingerprint)}
+    return {"ETag": conditional.etag(request, produto, media, templating.load().fingerprint)}
 
 
 def autoria_of(request: Request, media: str) -> Autoria:
@@ -180,7 +180,7 @@ def write_cookie(
 ) -> None:
     """An HttpOnly cookie, written out rather than through SimpleCookie, which costs more than
     the rest of a write's answer: `value` must be cookie-safe as it is (percent-encoded, or a
-    token's alphabet). `https` is Gate.over_https, so a balancer's TLS counts. Max-Age 0
+    token's alphabet). `https` is Access.over_https, so a balancer's TLS counts. Max-Age 0
     deletes it."""
     secure = "; Secure" if https else ""
     cookie = f"{name}={value}; HttpOnly; Max-Age={max_age}; Path={path}; SameSite={same_site}"

@@ -14,7 +14,7 @@ import time
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import accounts, errors, pages, services
+from catalogo import accounts, errors, services, templating
 from catalogo.access import Need, local_path, resume, session_cookie, sign_in_page, why_sign_in
 from catalogo.accounts import Busy, ContaInvalida, Principal, Throttled
 from catalogo.bodies import read_form
@@ -53,11 +53,11 @@ class EntrarResource(Resource):
             return sign_in_page(proximo, nome, MISSING, pendente=pendente, status_code=422)
         shared = shared_of(request)
         now = time.time()
-        address = shared.gate.client_address(request)
+        address = shared.access.client_address(request)
         usuario = await _checked(shared, nome, senha, address, now)
         if usuario is None:
             return sign_in_page(proximo, nome, WRONG, pendente=pendente, status_code=422)
-        https = shared.gate.over_https(request)
+        https = shared.access.over_https(request)
         lifetime = shared.settings.session_hours * 3600
         secret = await services.open_session(
             shared.storage,
@@ -84,7 +84,7 @@ class SairResource(Resource):
 
     async def post(self, request: Request) -> Response:
         shared = shared_of(request)
-        https = shared.gate.over_https(request)
+        https = shared.access.over_https(request)
         secret = request.cookies.get(session_cookie(https))
         if secret is not None and accounts.is_session_secret(secret):
             await shared.storage.end_session(accounts.digest(secret))
@@ -160,7 +160,7 @@ class SenhaResource(Resource):
         who = _browser_user(request)
         form = await read_form(request, ("atual", "nova", "repetida"))
         shared = shared_of(request)
-        address = shared.gate.client_address(request)
+        address = shared.access.client_address(request)
         if not await _checked(shared, who.nome, form.get("atual", ""), address, time.time()):
             return await _account_page(request, "A senha atual não confere.", 422)
         try:
@@ -189,7 +189,7 @@ class SessoesResource(Resource):
         shared = shared_of(request)
         await shared.storage.end_sessions(who.usuario_id)
         response = Response(status_code=303, headers={"Location": "/entrar"})
-        _set_cookie(response, shared.gate.over_https(request), "", 0)
+        _set_cookie(response, shared.access.over_https(request), "", 0)
         return response
 
 
@@ -282,7 +282,7 @@ class TokensResource(Resource):
         if not accounts.is_token(secret):
             return await _tokens_page(request)
         shown = await _tokens_page(request, novo=int(id) if id.isdigit() else None, segredo=secret)
-        _set_new_token(shown, shared_of(request).gate.over_https(request), "", 0)
+        _set_new_token(shown, shared_of(request).access.over_https(request), "", 0)
         return shown
 
     async def post(self, request: Request) -> Response:
@@ -302,7 +302,7 @@ class TokensResource(Resource):
             refusal = "Escolha um usuário da lista."
             return await _tokens_page(request, erro=refusal, valores=form, status_code=422)
         response = Response(status_code=303, headers={"Location": "/tokens"})
-        https = shared_of(request).gate.over_https(request)
+        https = shared_of(request).access.over_https(request)
         _set_new_token(response, https, f"{token.id}.{secret}", 60)
         return response
 
@@ -401,7 +401,7 @@ def _page(
     """An account page, with the notice of the write before it unless it shows an error or a
     secret (`quiet`)."""
     aviso = None if quiet else _notice(request)
-    response = pages.load().render(
+    response = templating.load().render(
         template, status_code, _PRIVATE, quem=visitor(request), aviso=aviso, **context
     )
     return notices.shown(request, response, aviso)

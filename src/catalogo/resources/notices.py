@@ -22,7 +22,7 @@ LIFETIME_S = 60
 def redirect(request: Request, location: str, value: str, headers: dict[str, str]) -> Response:
     """303 to `location`, leaving `value` for the page there."""
     response = Response(status_code=303, headers={"Location": location, **headers})
-    https = shared_of(request).gate.over_https(request)
+    https = shared_of(request).access.over_https(request)
     write_cookie(
         response, COOKIE, urllib.parse.quote(value, safe=""), https=https, max_age=LIFETIME_S
     )

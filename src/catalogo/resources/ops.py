@@ -3,7 +3,7 @@
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import errors, pages
+from catalogo import errors, templating
 from catalogo.access import Need
 from catalogo.negotiation import HTML, JSON
 from catalogo.resources import VARY, Resource, json_response, negotiate, shared_of
@@ -46,7 +46,7 @@ class OpenAPIResource(Resource):
 
     async def get(self, request: Request) -> Response:
         shared = shared_of(request)
-        document = shared.description.document(await shared.gate.mode())
+        document = shared.description.document(await shared.access.mode())
         return Response(document.json, media_type=JSON, headers={"Cache-Control": "no-cache"})
 
 
@@ -59,8 +59,8 @@ class DocsResource(Resource):
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
         shared = shared_of(request)
-        document = shared.description.document(await shared.gate.mode())
-        return pages.load().render(
+        document = shared.description.document(await shared.access.mode())
+        return templating.load().render(
             "docs.html",
             headers={"Cache-Control": "no-cache", **VARY},
             grupos=document.groups,
@@ -70,7 +70,7 @@ class DocsResource(Resource):
 
 def _address(request: Request) -> str:
     """The scheme and authority the client used to reach us, for examples to copy."""
-    scheme = "https" if shared_of(request).gate.over_https(request) else "http"
+    scheme = "https" if shared_of(request).access.over_https(request) else "http"
     host = request.headers.get("host")
     if not host:  # HTTP/1.0 may leave Host out: the address the server listens on
         name, port = request.scope.get("server") or ("localhost", None)

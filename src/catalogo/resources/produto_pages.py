@@ -11,7 +11,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import historia, pages
+from catalogo import history, templating
 from catalogo.identity import Visitante, visitor
 from catalogo.listing import Listing, ListingError
 from catalogo.produtos import (
@@ -101,7 +101,7 @@ def with_notice(
     """A page that shows the one-time notice of the write before it (a list, the trash): never
     stored while it shows one, and the cookie cleared, so a reload does not show it again."""
     aviso = notice(request)
-    response = pages.load().render(template, headers=headers, aviso=aviso, **context)
+    response = templating.load().render(template, headers=headers, aviso=aviso, **context)
     return notices.shown(request, response, aviso)
 
 
@@ -175,7 +175,7 @@ def list_page(
     and their pages; or, when the query could not be read or answered in time (`problem`),
     the search form with what was `sent`, and the message (400, or 422 past the budget)."""
     if found is None:
-        return pages.load().render(
+        return templating.load().render(
             "produtos/lista.html",
             status_code,
             headers={"Cache-Control": "no-store", **VARY},
@@ -238,11 +238,11 @@ def list_page(
 
 # A list page's rows, by all they show: most of a list page's cost is rendering them, and most
 # list pages shown are shown again (page 1, unchanged since).
-_ROWS = pages.Memo()
+_ROWS = templating.Memo()
 
 
 def _rows(page: Page[Produto, Position], retorno: str, lista: str, editable: bool) -> list[Markup]:
-    made = pages.load()
+    made = templating.load()
     return [
         _ROWS.get(
             (p.id, p.nome, p.preco, p.versao, p.atualizado_em, retorno, lista, editable),
@@ -333,7 +333,7 @@ def edit_page(
     remocao_recusada: list[tuple[str, str, str]] | None = None,
     autores: list[str] | None = None,
 ) -> Response:
-    return pages.load().render(
+    return templating.load().render(
         "produtos/editar.html",
         status_code,
         headers or {"Cache-Control": "no-cache", **VARY},
@@ -358,7 +358,7 @@ def new_page(
     problems: dict[str, str],
     status_code: int = 200,
 ) -> Response:
-    return pages.load().render(
+    return templating.load().render(
         "produtos/novo.html",
         status_code,
         VARY,
@@ -432,7 +432,7 @@ def changes_between(base: dict[str, str] | None, current: Produto) -> list[tuple
     """Each field that differs between a stored version (an event's fields) and `current`."""
     if base is None:
         return []
-    then = historia.produto_of(base)
+    then = history.produto_of(base)
     return [
         (c, format_field(c, getattr(then, c)), format_field(c, getattr(current, c)))
         for c in CAMPOS

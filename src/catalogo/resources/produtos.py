@@ -22,7 +22,7 @@ from starlette.responses import Response
 from catalogo import conditional, error_responses, errors, idempotency
 from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
-from catalogo.historia import Autoria
+from catalogo.history import Autoria
 from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing, ListingError
 from catalogo.negotiation import HTML, JSON, body_is_json

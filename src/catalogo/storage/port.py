@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
 from catalogo.accounts import Papel, Principal, Sessao, Token, Usuario
-from catalogo.historia import Autoria, Evento
+from catalogo.history import Autoria, Evento
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query
 from catalogo.storage.paging import Cursor, Page
@@ -66,7 +66,7 @@ class Saved(NamedTuple):
 
 
 class ProductStore(Protocol):
-    """Products one by one: every write appends its event (historia.py) in its own
+    """Products one by one: every write appends its event (history.py) in its own
     transaction, by `autoria`."""
 
     async def get(self, id: int) -> Produto | None: ...
@@ -107,7 +107,7 @@ class SearchStore(Protocol):
 
 
 class HistoryStore(Protocol):
-    """Events, the trash and the change feed (historia.py)."""
+    """Events, the trash and the change feed (history.py)."""
 
     async def removed(self, id: int) -> Removal | None:
         """When and by whom a removed product was removed; None if it is not removed."""

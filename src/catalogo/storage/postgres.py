@@ -1,7 +1,7 @@
 """Products in PostgreSQL: asyncpg and raw SQL, on postgres_pool.py's pool.
 
 PostgreSQL does by itself what sqlite.py does by hand: writers run at once and share disk
-flushes. Each write runs in one transaction with its event (historia.py), the product's row
+flushes. Each write runs in one transaction with its event (history.py), the product's row
 locked (`FOR UPDATE`) while its version is checked, and the event inserted last, under
 WRITING_EVENT (postgres_history.py: the feed's order). Prices are NUMERIC(12,2), which
 asyncpg reads and writes as exact `Decimal`s.
@@ -19,8 +19,8 @@ from typing import Any
 
 import asyncpg
 
-from catalogo import historia, storage
-from catalogo.historia import Autoria
+from catalogo import history, storage
+from catalogo.history import Autoria
 from catalogo.produtos import Produto, same_fields
 from catalogo.search import folded
 from catalogo.storage.postgres_accounts import PostgresAccounts
@@ -267,7 +267,7 @@ async def _current(connection: Connection, id: int, versions: Collection[int] | 
 
 async def _record(
     connection: Connection,
-    tipo: historia.Tipo,
+    tipo: history.Tipo,
     produto: Produto,
     antes: Produto | None,
     depois: Produto | None,
@@ -282,14 +282,12 @@ async def _record(
         produto.id,
         tipo,
         produto.versao,
-        None if antes is None else historia.fields_json(antes),
-        None if depois is None else historia.fields_json(depois),
+        None if antes is None else history.fields_json(antes),
+        None if depois is None else history.fields_json(depois),
         *autoria,
         now,
     )
 
 
 def _fields(nome: str, descricao: str, preco: Any) -> str:
-    return historia.fields_json(
-        Produto.model_construct(nome=nome, descricao=descricao, preco=preco)
-    )
+    return history.fields_json(Produto.model_construct(nome=nome, descricao=descricao, preco=preco))

@@ -17,7 +17,8 @@ bench/eventlock.py measures both.
 
 from typing import Any, TypeVar
 
-from catalogo import historia, storage
+from catalogo import history, storage
+from catalogo.history import Evento
 from catalogo.produtos import Produto
 from catalogo.storage import paging
 from catalogo.storage.postgres_pool import Connection, PostgresPool
@@ -50,14 +51,14 @@ def produto_of(row: Any) -> Produto:
     )
 
 
-def evento_of(row: Any) -> historia.Evento:
-    return historia.Evento(
+def evento_of(row: Any) -> Evento:
+    return Evento(
         id=row[0],
         produto_id=row[1],
         tipo=row[2],
         versao=row[3],
-        antes=historia.parse_fields(row[4]),
-        depois=historia.parse_fields(row[5]),
+        antes=history.parse_fields(row[4]),
+        depois=history.parse_fields(row[5]),
         quem=row[6],
         token=row[7],
         origem=row[8],
@@ -125,10 +126,8 @@ class PostgresHistory(PostgresPool):
 
         return await self._run(purge)  # running it again deletes what is left: the same
 
-    async def history(
-        self, id: int, cursor: paging.Cursor[int]
-    ) -> paging.Page[historia.Evento, int]:
-        async def read(connection: Connection) -> paging.Page[historia.Evento, int]:
+    async def history(self, id: int, cursor: paging.Cursor[int]) -> paging.Page[Evento, int]:
+        async def read(connection: Connection) -> paging.Page[Evento, int]:
             if cursor.before is not None:
                 rows = await connection.fetch(
                     f"{_EVENTS} AND versao > $2 ORDER BY versao ASC LIMIT $3",
@@ -166,13 +165,13 @@ class PostgresHistory(PostgresPool):
 
         return await self._snapshot(read)
 
-    async def versions(self, id: int, since: int, limit: int) -> list[historia.Evento]:
+    async def versions(self, id: int, since: int, limit: int) -> list[Evento]:
         rows = await self._fetch(
             f"{_EVENTS} AND versao >= $2 ORDER BY versao LIMIT $3", id, since, limit
         )
         return [evento_of(row) for row in rows]
 
-    async def events(self, after: int, limit: int) -> list[historia.Evento]:
+    async def events(self, after: int, limit: int) -> list[Evento]:
         async def read(connection: Connection) -> list[Any]:
             async with connection.transaction(isolation="read_committed"):
                 await connection.execute(_READING_EVENTS)

@@ -3,7 +3,7 @@ sqlite_readers.py's threads, writes on sqlite_writer.py's thread.
 
 Reads in WAL mode never wait for a writer, and one by id takes microseconds, less than a thread
 hop would cost (aiosqlite measured 0.6-0.8x of inline reads). Each write checks the
-product's version, changes it and appends its event (historia.py) in one savepoint of the
+product's version, changes it and appends its event (history.py) in one savepoint of the
 writer's batch: one writer, so events get their ids in the order they commit.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Callable, Collection, Iterable
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from catalogo import historia, storage
-from catalogo.historia import Autoria
+from catalogo import history, storage
+from catalogo.history import Autoria
 from catalogo.produtos import Produto, same_fields
 from catalogo.search import folded
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
@@ -43,22 +43,22 @@ def _insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) 
 
 def _record(
     connection: sqlite3.Connection,
-    tipo: historia.Tipo,
+    tipo: history.Tipo,
     produto: Produto,
     antes: Produto | None,
     depois: Produto | None,
     autoria: Autoria,
     now: float,
 ) -> None:
-    """The change's event, in the change's own transaction (see historia.py)."""
+    """The change's event, in the change's own transaction (see history.py)."""
     connection.execute(
         f"INSERT INTO eventos ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             produto.id,
             tipo,
             produto.versao,
-            None if antes is None else historia.fields_json(antes),
-            None if depois is None else historia.fields_json(depois),
+            None if antes is None else history.fields_json(antes),
+            None if depois is None else history.fields_json(depois),
             *autoria,
             now,
         ),
@@ -111,7 +111,7 @@ def _next(produto: Produto) -> int:
 
 
 def _fields(nome: str, descricao: str, centavos: int) -> str:
-    return historia.fields_json(
+    return history.fields_json(
         Produto.model_construct(nome=nome, descricao=descricao, preco=Decimal(centavos).scaleb(-2))
     )
 

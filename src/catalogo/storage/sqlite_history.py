@@ -12,7 +12,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from catalogo import historia, storage
+from catalogo import history, storage
+from catalogo.history import Evento
 from catalogo.produtos import Produto
 from catalogo.storage import paging
 
@@ -43,15 +44,15 @@ def produto_of(row: tuple[Any, ...]) -> Produto:
     )
 
 
-def evento_of(row: tuple[Any, ...]) -> historia.Evento:
+def evento_of(row: tuple[Any, ...]) -> Evento:
     id, produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em = row
-    return historia.Evento(
+    return Evento(
         id=id,
         produto_id=produto_id,
         tipo=tipo,
         versao=versao,
-        antes=historia.parse_fields(antes),
-        depois=historia.parse_fields(depois),
+        antes=history.parse_fields(antes),
+        depois=history.parse_fields(depois),
         quem=quem,
         token=token,
         origem=origem,
@@ -124,16 +125,14 @@ class SQLiteHistory:
 
         return await self._submit(run)
 
-    async def history(
-        self, id: int, cursor: paging.Cursor[int]
-    ) -> paging.Page[historia.Evento, int]:
+    async def history(self, id: int, cursor: paging.Cursor[int]) -> paging.Page[Evento, int]:
         self._read("BEGIN")
         try:
             return self._history(id, cursor)
         finally:
             self._read("COMMIT")
 
-    def _history(self, id: int, cursor: paging.Cursor[int]) -> paging.Page[historia.Evento, int]:
+    def _history(self, id: int, cursor: paging.Cursor[int]) -> paging.Page[Evento, int]:
         base = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ?"
         if cursor.before is not None:
             rows = self._read(
@@ -160,7 +159,7 @@ class SQLiteHistory:
         )[0][0]
         return paging.page_of(cursor, items, (first, last), older, newer, True)
 
-    async def versions(self, id: int, since: int, limit: int) -> list[historia.Evento]:
+    async def versions(self, id: int, since: int, limit: int) -> list[Evento]:
         rows = self._read(
             f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ? AND versao >= ? "
             "ORDER BY versao LIMIT ?",
@@ -168,7 +167,7 @@ class SQLiteHistory:
         )
         return [evento_of(row) for row in rows]
 
-    async def events(self, after: int, limit: int) -> list[historia.Evento]:
+    async def events(self, after: int, limit: int) -> list[Evento]:
         rows = self._read(
             f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE id > ? ORDER BY id LIMIT ?",
             (after, limit),

@@ -67,7 +67,7 @@ def _id_from(headers: Sequence[tuple[bytes, bytes]]) -> bytes | None:
     return sent if sent is not None and _VALID.fullmatch(sent) else None
 
 
-class AccessLog:
+class Outermost:
     def __init__(
         self,
         app: ASGIApp,

@@ -43,7 +43,7 @@ class _PastingLoader(PackageLoader):
         return pasted, filename, uptodate
 
 
-class Pages:
+class Templates:
     def __init__(self) -> None:
         # Each field's input attributes (`maxlength`, `required`), rendered once from the
         # model's rules and pasted into the templates as text.
@@ -113,5 +113,5 @@ class Memo:
 
 
 @functools.cache  # the templates ship in the package: compiled once per process, not per app
-def load() -> Pages:
-    return Pages()
+def load() -> Templates:
+    return Templates()

@@ -1,7 +1,7 @@
 """The URIs of what happened to products: a product's history (`/produtos/{id}/historico`),
 the trash (`/produtos/removidos`), bringing a removed product back (`/produtos/{id}/
 restauracao`) and the change feed (`/produtos/eventos`). Storage keeps the events
-(historia.py); these translate them to HTTP. Who changed what is for staff (`Need.STAFF`):
+(history.py); these translate them to HTTP. Who changed what is for staff (`Need.STAFF`):
 once users exist, anonymous visitors see the catalog but not its history."""
 
 import urllib.parse
@@ -9,7 +9,7 @@ import urllib.parse
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import errors, historia
+from catalogo import errors, history
 from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
 from catalogo.identity import visitor
@@ -28,7 +28,7 @@ from catalogo.resources import (
     page_links,
     shared_of,
 )
-from catalogo.resources.historia_pages import history_page, trash_page
+from catalogo.resources.history_pages import history_page, trash_page
 from catalogo.resources.produto_pages import to_the_list
 from catalogo.storage import NotFound, NotRemoved
 from catalogo.storage.paging import Cursor
@@ -62,7 +62,7 @@ class HistoricoResource(Resource):
         links = page_links(f"/produtos/{id}/historico", page)
         headers = {**_NO_STORE, **link_header(links)}
         if media == JSON:
-            eventos = [historia.representation(e) for e in page.items]
+            eventos = [history.representation(e) for e in page.items]
             return json_response({"eventos": eventos, "links": links}, headers=headers)
         return history_page(visitor(request), produto, removal, page, links, headers)
 
@@ -147,5 +147,5 @@ class EventosResource(Resource):
         eventos = await shared_of(request).storage.events(after_id, limit)
         last = eventos[-1].id if eventos else after_id
         links = {"next": f"{FEED_PATH}?{urllib.parse.urlencode({'depois': last, 'limite': limit})}"}
-        body = {"eventos": [historia.representation(e) for e in eventos], "links": links}
+        body = {"eventos": [history.representation(e) for e in eventos], "links": links}
         return json_response(body, headers={**_NO_STORE, **link_header(links)})

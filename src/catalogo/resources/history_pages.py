@@ -9,8 +9,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import pages
-from catalogo.historia import Evento, produto_of
+from catalogo import templating
+from catalogo.history import Evento, produto_of
 from catalogo.identity import Visitante, visitor
 from catalogo.listing import Paging
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, format_field
@@ -61,7 +61,7 @@ def history_page(
     """`produto` is the live product, or None when it is removed (`removal`)."""
     shown = produto or (removal.produto if removal else None)
     assert shown is not None  # noqa: S101 - the resource found one or the other
-    return pages.load().render(
+    return templating.load().render(
         "produtos/historico.html",
         headers=headers,
         produto=shown,

@@ -1,5 +1,5 @@
 """The API description of what happened to products: a product's history, the trash and the
-change feed (resources/historia.py), with their schemas."""
+change feed (resources/history.py), with their schemas."""
 
 from typing import Any
 

@@ -16,8 +16,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.testclient import TestClient
 from starlette.types import Message, Receive, Scope, Send
 
-from catalogo.accesslog import AccessLog
 from catalogo.app import create_app
+from catalogo.outermost import Outermost
 from catalogo.settings import Settings
 from tests.helpers import JSON, ONLY_SQLITE, FailingStorage, storage_replaced
 from tests.processes import http_client, start_serving, stop
@@ -186,7 +186,7 @@ def _answer(status: int, body: bytes = b"") -> Any:
 
 
 def _call(
-    layer: AccessLog,
+    layer: Outermost,
     path: str = "/x",
     headers: list[tuple[bytes, bytes]] | None = None,
     sent: list[Message] | None = None,
@@ -218,7 +218,7 @@ class TestTheLayer:
         self, sent: str, capfd: pytest.CaptureFixture[str]
     ) -> None:
         messages = _call(
-            AccessLog(_answer(200), True, _last_resort, ()),
+            Outermost(_answer(200), True, _last_resort, ()),
             headers=[(b"x-request-id", sent.encode())],
         )
         echoed = dict(messages[0]["headers"])[b"x-request-id"].decode()
@@ -227,7 +227,7 @@ class TestTheLayer:
 
     def test_two_ids_are_neither_used(self, capfd: pytest.CaptureFixture[str]) -> None:
         headers = [(b"x-request-id", b"one"), (b"x-request-id", b"two")]
-        messages = _call(AccessLog(_answer(200), True, _last_resort, ()), headers=headers)
+        messages = _call(Outermost(_answer(200), True, _last_resort, ()), headers=headers)
         assert MADE_ID.fullmatch(dict(messages[0]["headers"])[b"x-request-id"].decode())
 
     @pytest.mark.parametrize(
@@ -235,7 +235,7 @@ class TestTheLayer:
     )
     def test_a_plain_token_is_kept(self, sent: str, capfd: pytest.CaptureFixture[str]) -> None:
         messages = _call(
-            AccessLog(_answer(200), True, _last_resort, ()),
+            Outermost(_answer(200), True, _last_resort, ()),
             headers=[(b"x-request-id", sent.encode())],
         )
         assert dict(messages[0]["headers"])[b"x-request-id"] == sent.encode()
@@ -249,7 +249,7 @@ class TestTheLayer:
 
         sent: list[Message] = []
         with pytest.raises(RuntimeError):  # for the server to see, as Starlette's own does
-            _call(AccessLog(failing, True, _last_resort, ()), sent=sent)
+            _call(Outermost(failing, True, _last_resort, ()), sent=sent)
         assert sent[0]["status"] == 500 and b"x-request-id" in dict(sent[0]["headers"])
         line = json.loads(capfd.readouterr().err)
         assert (line["status"], line["bytes"]) == (500, len("falhou"))
@@ -263,18 +263,18 @@ class TestTheLayer:
 
         sent: list[Message] = []
         with pytest.raises(RuntimeError):
-            _call(AccessLog(failing, True, _last_resort, ()), sent=sent)
+            _call(Outermost(failing, True, _last_resort, ()), sent=sent)
         assert [message["type"] for message in sent] == ["http.response.start"]
         assert json.loads(capfd.readouterr().err)["status"] == 200
 
     def test_a_path_that_is_not_text_is_still_logged(
         self, capfd: pytest.CaptureFixture[str]
     ) -> None:
-        _call(AccessLog(_answer(404), True, _last_resort, ()), path="/produtos/\ud800")
+        _call(Outermost(_answer(404), True, _last_resort, ()), path="/produtos/\ud800")
         assert json.loads(capfd.readouterr().err)["path"] == "/produtos/\\ud800"
 
     def test_off_writes_no_line_and_keeps_the_id(self, capfd: pytest.CaptureFixture[str]) -> None:
-        messages = _call(AccessLog(_answer(200, b"ok"), False, _last_resort, ()))
+        messages = _call(Outermost(_answer(200, b"ok"), False, _last_resort, ()))
         assert MADE_ID.fullmatch(dict(messages[0]["headers"])[b"x-request-id"].decode())
         assert capfd.readouterr().err == ""
 
