@@ -83,7 +83,7 @@ def test_a_token_is_at_most_its_users_role_and_names_an_existing_user(database: 
         await services.create_user(storage, passwords, "maria", "admin", SENHA)
         token, secret = await services.issue_token(storage, "Maria", " robô  da loja ", None, "7")
         assert (token.usuario, token.nome, token.papel) == ("maria", "robô da loja", "editor")
-        assert secret.startswith("cat_") and token.expires_at is not None
+        assert secret.startswith("cat_") and token.expira_em is not None
         with pytest.raises(ContaInvalida, match="no máximo"):
             await services.issue_token(storage, "ana", "script", "editor", None)
         with pytest.raises(UnknownUser):

@@ -66,7 +66,7 @@ class Usuario:
     nome: str
     papel: Papel
     ativo: bool
-    created_at: float
+    criado_em: float
 
 
 class Principal(NamedTuple):
@@ -90,8 +90,8 @@ class Principal(NamedTuple):
 @dataclass(frozen=True)
 class Sessao:
     id: int
-    created_at: float
-    expires_at: float
+    criado_em: float
+    expira_em: float
     address: str
     user_agent: str
 
@@ -102,10 +102,10 @@ class Token:
     usuario: str
     nome: str
     papel: Papel
-    created_at: float
-    expires_at: float | None
-    last_used_at: float | None
-    revoked_at: float | None
+    criado_em: float
+    expira_em: float | None
+    usado_em: float | None
+    revogado_em: float | None
 
 
 class ContaInvalida(ValueError):

@@ -194,7 +194,7 @@ def _usuarios(settings: Settings, args: argparse.Namespace) -> None:
         for user in users:
             print(
                 f"{user.nome:<24} {user.papel:<7} {'sim' if user.ativo else 'não':<5} "
-                f"{_when(user.created_at)}"
+                f"{_when(user.criado_em)}"
             )
         return
     nome = accounts.parse_nome(args.nome)
@@ -236,15 +236,13 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
         for token in tokens:
             state = (
                 "revogado"
-                if token.revoked_at
-                else (
-                    "expirado" if token.expires_at and token.expires_at <= time.time() else "ativo"
-                )
+                if token.revogado_em
+                else ("expirado" if token.expira_em and token.expira_em <= time.time() else "ativo")
             )
             print(
                 f"{token.id:>5} {token.usuario:<20} {token.papel:<7} "
-                f"{_when(token.created_at):<16} {_when(token.expires_at):<16} "
-                f"{_when(token.last_used_at):<16} {state:<8} {token.nome}"
+                f"{_when(token.criado_em):<16} {_when(token.expira_em):<16} "
+                f"{_when(token.usado_em):<16} {state:<8} {token.nome}"
             )
         return
     if args.action == "revogar":
@@ -259,7 +257,7 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
     )
     print(
         f"catalogo: token {token.id} de {token.usuario} ({token.papel}), "
-        f"expira {_when(token.expires_at) + ' UTC' if token.expires_at else 'nunca'}; "
+        f"expira {_when(token.expira_em) + ' UTC' if token.expira_em else 'nunca'}; "
         "ele só é mostrado agora:",
         file=sys.stderr,
     )
