@@ -557,7 +557,7 @@ class TestTheWayToSignIn:
         [
             ("/produtos/novo", "Entre para adicionar produtos."),
             ("/produtos/3/historico", "Entre para ver o histórico do produto."),
-            ("/produtos/removidos?depois=3", "Entre para ver a lixeira."),
+            ("/produtos/removidos?depois=3", "Entre para ver os produtos removidos."),
             ("/usuarios", "Entre como admin para ver esta página."),
         ],
     )

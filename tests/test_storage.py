@@ -289,14 +289,14 @@ def test_purging_deletes_only_products_removed_before_the_time_given(database: s
         await storage.delete(2, None, CLI)
         second = await storage.removed(2)
         assert second is not None
-        assert await storage.purge(second.em) == 1  # removed before the second removal
+        assert await storage.purge(second.removido_em) == 1  # removed before the second removal
         assert await storage.removed(1) is None and await storage.removed(2) is not None
         assert [e.tipo for e in (await storage.history(1, Cursor(5))).items] == [
             "removido",
             "criado",
         ]  # events stay
-        assert await storage.purge(second.em + 1) == 1
-        assert await storage.purge(second.em + 1) == 0
+        assert await storage.purge(second.removido_em + 1) == 1
+        assert await storage.purge(second.removido_em + 1) == 0
         await storage.create(produto("novo"), CLI)
         assert [p.id for p in (await storage.find(Query(), Cursor(9))).items] == [5, 4, 3]
 

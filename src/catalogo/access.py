@@ -278,7 +278,7 @@ _RESUMED_SCOPE = frozenset(
 _WHY = (
     (re.compile(r"/produtos/novo(?:\?.*)?"), "Entre para adicionar produtos."),
     (re.compile(r"/produtos/[0-9]+/historico(?:\?.*)?"), "Entre para ver o histórico do produto."),
-    (re.compile(r"/produtos/removidos(?:\?.*)?"), "Entre para ver a lixeira."),
+    (re.compile(r"/produtos/removidos(?:\?.*)?"), "Entre para ver os produtos removidos."),
     (re.compile(r"/(?:usuarios|tokens)(?:[/?].*)?"), "Entre como admin para ver esta página."),
     (re.compile(r"/conta(?:[/?].*)?"), "Entre para ver a sua conta."),
     (re.compile(r"/.*"), "Entre para ver o catálogo."),

@@ -7,7 +7,7 @@
             1,000 fields, a field we read sent twice with two values,
             a bad Content-Length, a `_method` other than
             PUT or DELETE, a malformed `versao`, cursor, `lista`,
-            `lixeira`, feed parameter or Idempotency-Key, two Idempotency-Keys,
+            `removidos`, feed parameter or Idempotency-Key, two Idempotency-Keys,
             both `antes` and `depois`, a body cut short (hung up mid-body, broken chunked framing),
             a `Host` not in CATALOGO_ALLOWED_HOSTS, two `Host`s, none
             on HTTP/1.1
@@ -232,8 +232,8 @@ def product_removed(id: int, removal: Removal) -> HTTPException:
     por = f" por {removal.quem}" if removal.quem else ""
     return TitledError(
         404,
-        f"O produto {id} foi removido em {format_moment(removal.em)}{por}. Quem pode editar o "
-        "catálogo pode restaurá-lo na lixeira.",
+        f"O produto {id} foi removido em {format_moment(removal.removido_em)}{por}. Quem pode "
+        "editar o catálogo pode restaurá-lo em Removidos.",
         "Produto removido",
     )
 

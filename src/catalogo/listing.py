@@ -166,7 +166,7 @@ class Paging:
     @classmethod
     def returning_to(cls, parameters: Mapping[str, str], name: str, of: str) -> "Paging":
         """The page named by the parameter `name` that carries the way back to a page `of`
-        another list (the trash's `lixeira`)."""
+        another list (the removed products' `removidos`)."""
         pairs = _pairs(parameters, name, of)
         try:
             return cls._read(dict(pairs), errors.BAD_CURSOR)

@@ -237,6 +237,6 @@ def test_a_visitor_sent_to_sign_in_is_told_why(page: Page, staffed: str, look: L
     expect(page.get_by_role("status")).to_have_text("Entre para adicionar produtos.")
     look(page, "why-sign-in")
     page.goto(f"{staffed}/produtos")
-    expect(page.get_by_role("link", name="Lixeira")).to_have_count(0)
+    expect(page.get_by_role("link", name="Removidos")).to_have_count(0)
     page.get_by_role("link", name="Entre", exact=True).click()
     expect(page).to_have_url(f"{staffed}/entrar?proximo=/produtos")

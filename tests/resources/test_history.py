@@ -304,7 +304,7 @@ class TestTheHistoryPage:
         }
         assert client.post(f"/produtos/{id}", data=edit).status_code == 303
         assert client.post(f"/produtos/{id}", data={"_method": "DELETE"}).status_code == 303
-        restored = client.post(f"/produtos/{id}/restauracao", data={"lixeira": ""})
+        restored = client.post(f"/produtos/{id}/restauracao", data={"removidos": ""})
         assert restored.status_code == 303
         rows: list[str] = []
         url: str | None = f"/produtos/{id}/historico"
@@ -377,7 +377,7 @@ class TestTheHistoryPage:
         client.post(f"/produtos/{id}", data={"_method": "DELETE"})
         page = client.get(f"/produtos/{id}/historico").text
         assert "Removido em " in page and "Restaurar esta versão" not in page
-        assert form_on(page, f"/produtos/{id}/restauracao") == {"lixeira": ""}
+        assert form_on(page, f"/produtos/{id}/restauracao") == {"removidos": ""}
         assert [
             e["tipo"]
             for e in client.get(f"/produtos/{id}/historico", headers=JSON).json()["eventos"]
@@ -426,7 +426,7 @@ class TestTheTrash:
         assert first["links"] == {}
         page = client.get("/produtos/removidos", headers={"authorization": f"Bearer {token}"})
         assert page.text.count("por maria") == 3
-        assert "<title>Lixeira · Catálogo</title>" in page.text
+        assert "<title>Removidos · Catálogo</title>" in page.text
 
     def test_pages_by_product_and_restores_back_to_the_page_it_came_from(
         self, client: TestClient, db: Database
@@ -438,25 +438,28 @@ class TestTheTrash:
         assert first["links"] == {"next": f"/produtos/removidos?depois={ids[2]}"}
         second = client.get(f"/produtos/removidos?depois={ids[2]}").text
         restore = form_on(second, f"/produtos/{ids[1]}/restauracao")
-        assert restore == {"lixeira": f"depois={ids[2]}"}
+        assert restore == {"removidos": f"depois={ids[2]}"}
         back = client.post(f"/produtos/{ids[1]}/restauracao", data=restore)
         assert back.headers["location"] == f"/produtos/removidos?depois={ids[2]}"
         page = client.get(back.headers["location"]).text
         assert "Produto «p1» restaurado." in page and ">p1<" not in page
         assert stored(db, ids[1]) is not None
+        former = client.post(f"/produtos/{ids[0]}/restauracao", data={"lixeira": "depois=9"})
+        assert former.headers["location"] == "/produtos/removidos?depois=9"  # its former name
 
     def test_empty_says_so_and_is_linked_from_the_list(self, client: TestClient) -> None:
-        assert "A lixeira está vazia." in client.get("/produtos/removidos").text
-        assert '<a href="/produtos/removidos">Lixeira</a>' in client.get("/produtos").text
+        assert "Não há produtos removidos." in client.get("/produtos/removidos").text
+        assert '<a href="/produtos/removidos">Removidos</a>' in client.get("/produtos").text
 
-    @pytest.mark.parametrize("lixeira", ["depois=abc", "x=1&y", "depois=1&antes=2", "%FF"])
+    @pytest.mark.parametrize("name", ["removidos", "lixeira"])
+    @pytest.mark.parametrize("way_back", ["depois=abc", "x=1&y", "depois=1&antes=2", "%FF"])
     def test_a_bad_way_back_to_it_is_400_and_restores_nothing(
-        self, client: TestClient, db: Database, lixeira: str
+        self, client: TestClient, db: Database, name: str, way_back: str
     ) -> None:
         id = create_via_form(client, db)
         client.post(f"/produtos/{id}", data={"_method": "DELETE"})
-        bad = client.post(f"/produtos/{id}/restauracao", data={"lixeira": lixeira})
-        assert bad.status_code == 400 and "lixeira" in bad.text
+        bad = client.post(f"/produtos/{id}/restauracao", data={name: way_back})
+        assert bad.status_code == 400 and f"«{name}»" in bad.text
         assert stored(db, id) is None
 
 

@@ -298,8 +298,8 @@ def _operations() -> dict[str, Any]:
                     "tags": ["Produtos"],
                     "summary": "Traz de volta um produto removido",
                     "description": "Com o mesmo número e uma nova versão. Um navegador volta "
-                    "à página da lista (`lista`) ou da lixeira (`lixeira`) de onde veio, com "
-                    "um aviso.",
+                    "à página da lista (`lista`) ou dos removidos (`removidos`; `lixeira`, o "
+                    "nome antigo, ainda vale) de onde veio, com um aviso.",
                     "requestBody": {
                         "required": False,
                         "content": {
@@ -308,10 +308,15 @@ def _operations() -> dict[str, Any]:
                                     "type": "object",
                                     "properties": {
                                         "lista": parts.form(True)["properties"]["lista"],
-                                        "lixeira": {
+                                        "removidos": {
                                             "type": "string",
                                             "description": "Páginas para pessoas: a página "
-                                            "da lixeira para onde voltar (`depois=170`).",
+                                            "dos removidos para onde voltar (`depois=170`).",
+                                        },
+                                        "lixeira": {
+                                            "type": "string",
+                                            "deprecated": True,
+                                            "description": "O nome antigo de `removidos`.",
                                         },
                                     },
                                 }
@@ -324,7 +329,7 @@ def _operations() -> dict[str, Any]:
                             "content": {"application/json": parts.PRODUTO_JSON},
                         },
                         "303": parts.REDIRECT,
-                        "400": parts.problem("`lista` ou `lixeira` malformada."),
+                        "400": parts.problem("`lista` ou `removidos` malformada."),
                         "403": parts.WRITE_ERRORS["403"],
                         "404": parts.problem("Não há produto com este número."),
                         "406": parts.WRITE_ERRORS["406"],

@@ -70,16 +70,16 @@ def paths() -> dict[str, Any]:
             "get": {
                 "operationId": "listarRemovidos",
                 "tags": ["Histórico"],
-                "summary": "A lixeira: produtos removidos, o removido mais recentemente primeiro",
+                "summary": "Os produtos removidos, o removido mais recentemente primeiro",
                 "description": "Cada um volta com `POST /produtos/{id}/restauracao` até ser "
-                "apagado de vez (`catalogo lixeira limpar`). Paginada pelo número do produto.",
+                "apagado de vez (`catalogo removidos limpar`). Paginada pelo número do produto.",
                 "parameters": [parts.cursor_param("após este produto", "antes deste produto")],
                 "responses": {
                     "200": {
                         "description": "Uma página; `Link` traz rel=next e rel=prev.",
                         "content": {
                             "application/json": {
-                                "schema": parts.ref("PaginaDaLixeira"),
+                                "schema": parts.ref("PaginaDeRemovidos"),
                                 "example": {
                                     "removidos": [
                                         {
@@ -192,7 +192,7 @@ def schemas() -> dict[str, Any]:
             },
             "required": ["eventos", "links"],
         },
-        "PaginaDaLixeira": {
+        "PaginaDeRemovidos": {
             "type": "object",
             "properties": {
                 "removidos": {

@@ -274,7 +274,7 @@ TAGS = [
     {"name": "Páginas", "description": "Formulários e confirmações para pessoas (HTML)."},
     {
         "name": "Histórico",
-        "description": "Quem mudou o quê: o histórico de cada produto, a lixeira e os eventos.",
+        "description": "Quem mudou o quê: o histórico de cada produto, os removidos e os eventos.",
     },
     {"name": "Operação", "description": "Para balanceadores e ferramentas: saúde e `OPTIONS`."},
 ]

@@ -34,7 +34,8 @@ from catalogo.storage import NotFound, NotRemoved
 from catalogo.storage.paging import Cursor
 
 TRASH_PATH = "/produtos/removidos"
-TRASH_PARAMETER = "lixeira"  # a restore form's way back to the trash page it came from
+TRASH_PARAMETER = "removidos"  # a restore form's way back to the trash page it came from
+FORMER_TRASH_PARAMETER = "lixeira"  # its name before, still taken
 FEED_PATH = "/produtos/eventos"
 FEED_LIMIT = 100
 FEED_LIMIT_MAX = 1000
@@ -85,7 +86,7 @@ class RemovidosResource(Resource):
             removidos = [
                 {
                     "produto": representation(r.produto),
-                    "removido_em": as_datetime(r.em),
+                    "removido_em": as_datetime(r.removido_em),
                     "quem": r.quem,
                     "token": r.token,
                 }
@@ -98,8 +99,9 @@ class RemovidosResource(Resource):
 
 class RestauracaoResource(Resource):
     """/produtos/{id}/restauracao: a removed product comes back with its id and a new version.
-    A browser returns to the list page it came from (`lista`), or to the trash page
-    (`lixeira`), with a notice; JSON gets the product."""
+    A browser returns to the list page it came from (`lista`), or to the page of removed
+    products (`removidos`, or `lixeira`, its former name), with a notice; JSON gets the
+    product."""
 
     async def post(self, request: Request) -> Response:
         media = negotiate(request)
@@ -109,10 +111,12 @@ class RestauracaoResource(Resource):
             if body_is_json(request):
                 await read_json(request)  # nothing in it is read
             else:
-                form = await read_form(request, (RETURN_PARAMETER, TRASH_PARAMETER))
+                fields = (RETURN_PARAMETER, TRASH_PARAMETER, FORMER_TRASH_PARAMETER)
+                form = await read_form(request, fields)
                 listing = Listing.returning_to(form)
-                if TRASH_PARAMETER in form:  # rebuilt from its parsed cursors, never echoed
-                    trash = Paging.returning_to(form, TRASH_PARAMETER, "da lixeira").at(TRASH_PATH)
+                named = next((f for f in fields[1:] if f in form), None)
+                if named is not None:  # rebuilt from its parsed cursors, never echoed
+                    trash = Paging.returning_to(form, named, "dos removidos").at(TRASH_PATH)
         try:
             restored = await shared_of(request).storage.restore(id, autoria_of(request, media))
         except NotFound:

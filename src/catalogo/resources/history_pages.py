@@ -87,7 +87,7 @@ def trash_page(
         pagina=page,
         links=links,
         primeira_pagina=paging.first,
-        lixeira=paging.encoded,
+        pagina_dos_removidos=paging.encoded,
         dias=days,
         quem=visitor(request),
     )

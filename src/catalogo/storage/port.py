@@ -43,7 +43,7 @@ class NotRemoved(Exception):
 class Removal(NamedTuple):
     """A removed product: when it was removed, by whom (None: anonymously), and what it was."""
 
-    em: float
+    removido_em: float
     quem: str | None
     token: str | None
     produto: Produto
