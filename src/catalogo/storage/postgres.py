@@ -119,12 +119,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
         async def delete(connection: Connection) -> Produto:
             antes = await _current(connection, id, versions)
             now = time.time()
-            versao = await connection.fetchval(
-                "UPDATE produtos SET removido_em = $2, versao = versao + 1, atualizado_em = $2 "
-                "WHERE id = $1 RETURNING versao",
-                id,
-                now,
-            )
+            versao = await _mark_removed(connection, id, now, now)
             removed = antes.model_copy(update={"versao": versao, "atualizado_em": now})
             await _record(connection, "removido", removed, antes, None, autoria, now)
             return removed
@@ -142,12 +137,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
             if row[7] is None:
                 raise storage.NotRemoved(current)
             now = time.time()
-            versao = await connection.fetchval(
-                "UPDATE produtos SET removido_em = NULL, versao = versao + 1, atualizado_em = $2 "
-                "WHERE id = $1 RETURNING versao",
-                id,
-                now,
-            )
+            versao = await _mark_removed(connection, id, None, now)
             back = current.model_copy(update={"versao": versao, "atualizado_em": now})
             await _record(connection, "restaurado", back, None, back, autoria, now)
             return back
@@ -263,6 +253,18 @@ async def _current(connection: Connection, id: int, versions: Collection[int] | 
     if versions is not None and current.versao not in versions:
         raise storage.VersionConflict(current)
     return current
+
+
+async def _mark_removed(connection: Connection, id: int, when: float | None, now: float) -> int:
+    """A removal (`when`) or a restore (None) as a new version of the product: its number."""
+    versao: int = await connection.fetchval(
+        "UPDATE produtos SET removido_em = $2, versao = versao + 1, atualizado_em = $3 "
+        "WHERE id = $1 RETURNING versao",
+        id,
+        when,
+        now,
+    )
+    return versao
 
 
 async def _record(
