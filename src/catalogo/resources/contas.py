@@ -128,13 +128,6 @@ def _set_cookie(response: Response, https: bool, secret: str, lifetime: int) -> 
     write_cookie(response, session_cookie(https), secret, https=https, max_age=lifetime)
 
 
-_NOTICES = {
-    "senha": "Senha alterada. As suas outras sessões foram encerradas.",
-    "sessao": "Sessão encerrada.",
-    "criado": "Usuário criado.",
-    "alterado": "Usuário alterado. Se foi desativado, as sessões dele foram encerradas.",
-    "revogado": "Token revogado: ele parou de valer agora mesmo.",
-}
 _SIGNED_IN = {method: Need.SIGNED_IN for method in ("GET", "HEAD", "POST", "PUT", "DELETE")}
 _ADMIN = {method: Need.ADMIN for method in ("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS")}
 
@@ -176,7 +169,7 @@ class SenhaResource(Resource):
             return await _account_page(request, str(refused), 422)
         except Busy:
             raise errors.sign_ins_busy() from None
-        return _back(request, "/conta", "senha")
+        return notices.back_to_account_page(request, "/conta", "senha")
 
 
 class SessoesResource(Resource):
@@ -203,7 +196,7 @@ class SessaoResource(Resource):
         id = request.path_params["id"]
         if not await shared_of(request).storage.end_sessions(who.usuario_id, only=id):
             raise errors.not_found("Você não tem uma sessão aberta com este número.")
-        return _back(request, "/conta", "sessao")
+        return notices.back_to_account_page(request, "/conta", "sessao")
 
 
 class UsuariosResource(Resource):
@@ -233,7 +226,7 @@ class UsuariosResource(Resource):
             return await _users_page(request, f"Já existe o usuário «{taken}».", form, 422)
         except Busy:
             raise errors.sign_ins_busy() from None
-        return _back(request, "/usuarios", "criado")
+        return notices.back_to_account_page(request, "/usuarios", "criado")
 
 
 class UsuarioResource(Resource):
@@ -263,7 +256,7 @@ class UsuarioResource(Resource):
             )
         except UnknownUser:
             raise errors.not_found(f"Não há usuário «{nome:.64}».") from None
-        return _back(request, "/usuarios", "alterado")
+        return notices.back_to_account_page(request, "/usuarios", "alterado")
 
 
 class TokensResource(Resource):
@@ -316,7 +309,7 @@ class TokenResource(Resource):
         id = request.path_params["id"]
         if await shared_of(request).storage.revoke_token(id, time.time()) is None:
             raise errors.not_found(f"Não há token com o número {id}.")
-        return _back(request, "/tokens", "revogado")
+        return notices.back_to_account_page(request, "/tokens", "revogado")
 
 
 def _browser_user(request: Request) -> Principal:
@@ -326,15 +319,6 @@ def _browser_user(request: Request) -> Principal:
     if who is None or who.session_id is None:
         raise errors.session_needed()
     return who
-
-
-def _back(request: Request, path: str, notice: str) -> Response:
-    return notices.redirect(request, path, f"conta:{notice}", {})
-
-
-def _notice(request: Request) -> str | None:
-    kind, _, notice = notices.left(request).partition(":")
-    return _NOTICES.get(notice) if kind == "conta" else None
 
 
 async def _account_page(request: Request, erro: str | None, status_code: int = 200) -> Response:
@@ -400,7 +384,7 @@ def _page(
 ) -> Response:
     """An account page, with the notice of the write before it unless it shows an error or a
     secret (`quiet`)."""
-    aviso = None if quiet else _notice(request)
+    aviso = None if quiet else notices.account_notice(request)
     response = templating.load().render(
         template, status_code, _PRIVATE, quem=visitor(request), aviso=aviso, **context
     )

@@ -29,7 +29,7 @@ from catalogo.resources import (
     shared_of,
 )
 from catalogo.resources.history_pages import history_page, trash_page
-from catalogo.resources.produto_pages import to_the_list
+from catalogo.resources.notices import to_the_list
 from catalogo.storage import NotFound, NotRemoved
 from catalogo.storage.paging import Cursor
 

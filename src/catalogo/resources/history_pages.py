@@ -14,7 +14,8 @@ from catalogo.history import Evento, produto_of
 from catalogo.identity import Visitante, visitor
 from catalogo.listing import Paging
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, format_field
-from catalogo.resources.produto_pages import form_values, with_notice
+from catalogo.resources.notices import with_notice
+from catalogo.resources.produto_pages import form_values
 from catalogo.storage import Removal
 from catalogo.storage.paging import Page
 

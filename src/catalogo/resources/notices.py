@@ -4,16 +4,23 @@ alterada."): a flash, as Rails and Django call it, one mechanism for every page.
 The write's 303 carries it in a cookie of a minute's life, HttpOnly and SameSite=Lax, never in
 the URL (where a reload, a bookmark or a shared link would show it again, and a product's name
 would sit in the history and the logs). The page it leads to shows it once, clears the cookie,
-and is never stored while it shows one. What a notice says is its page's own (`kind` and
-what it names, read back by the page that shows it).
+and is never stored while it shows one. The cookie holds a kind and what it names (a
+product's id and name; an account page's kind), read back against the kinds below: a value
+it does not know shows nothing.
 """
 
 import urllib.parse
+from dataclasses import dataclass
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo.resources import shared_of, write_cookie
+from catalogo import templating
+from catalogo.listing import Listing
+from catalogo.produtos import CAMPOS, ROTULOS, Produto, parse_id
+from catalogo.resources import VARY, shared_of, write_cookie
+from catalogo.services import Merged
 
 COOKIE = "aviso"
 LIFETIME_S = 60
@@ -42,3 +49,98 @@ def shown(request: Request, response: Response, notice: object) -> Response:
     if COOKIE in request.cookies:
         response.delete_cookie(COOKIE, httponly=True, samesite="lax")
     return response
+
+
+_PRODUCT_NOTICES = {
+    "adicionado": "Produto «{}» adicionado.",
+    "atualizado": "Produto «{}» atualizado.",
+    "inalterado": "Nada mudou em «{}»: o que você enviou já era o que estava salvo.",
+    "removido": "Produto «{}» removido.",
+    "restaurado": "Produto «{}» restaurado.",
+    "mesclado": "Produto «{}» atualizado.",
+}
+_NAMED = 3  # people a merge's notice names; more are "e outras pessoas"
+
+
+def to_the_list(
+    request: Request,
+    kind: str,
+    produto: Produto,
+    listing: Listing,
+    merged: Merged | None = None,
+    back: str | None = None,
+) -> Response:
+    """The browser's answer to a write: the list page it came from (or `back`, another page of
+    ours), with a notice of what was done (for a merged edit, which fields came from whom)."""
+    if merged is not None and merged.theirs and merged.changed:
+        kind = f"mesclado:{','.join(merged.theirs)}:{','.join(merged.autores[: _NAMED + 1])}"
+    return redirect(request, back or listing.url, f"{kind}:{produto.id}:{produto.nome}", VARY)
+
+
+@dataclass(frozen=True)
+class Aviso:
+    """The notice after a write, and the product a removal's "Desfazer" brings back."""
+
+    texto: str
+    desfazer: int | None
+
+
+def product_notice(request: Request) -> Aviso | None:
+    """The notice a product's write left, if it is one (its kind, id and name read back)."""
+    kind, _, rest = left(request).partition(":")
+    fields: list[str] = []
+    authors: list[str] = []
+    if kind == "mesclado":
+        named, _, rest = rest.partition(":")
+        who, _, rest = rest.partition(":")
+        fields, authors = named.split(","), who.split(",")
+        if not set(fields) <= set(CAMPOS) or not all(authors):
+            return None
+    number, _, nome = rest.partition(":")
+    id = parse_id(number)
+    if kind not in _PRODUCT_NOTICES or not nome or id is None:
+        return None
+    texto = _PRODUCT_NOTICES[kind].format(nome)
+    if fields:
+        campos = _listed([ROTULOS[c].lower() for c in fields])
+        texto += f" Mantido também o que {people(authors)} mudou enquanto você editava: {campos}."
+    return Aviso(texto, id if kind == "removido" else None)
+
+
+def people(names: list[str]) -> str:
+    if len(names) > _NAMED:
+        return ", ".join(names[:_NAMED]) + " e outras pessoas"
+    return _listed(names)
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " e " + items[-1]
+
+
+def with_notice(
+    request: Request, template: str, headers: dict[str, str], **context: Any
+) -> Response:
+    """A page that shows the one-time notice of the write before it (a list, the trash): never
+    stored while it shows one, and the cookie cleared, so a reload does not show it again."""
+    aviso = product_notice(request)
+    response = templating.load().render(template, headers=headers, aviso=aviso, **context)
+    return shown(request, response, aviso)
+
+
+_ACCOUNT_NOTICES = {
+    "senha": "Senha alterada. As suas outras sessões foram encerradas.",
+    "sessao": "Sessão encerrada.",
+    "criado": "Usuário criado.",
+    "alterado": "Usuário alterado. Se foi desativado, as sessões dele foram encerradas.",
+    "revogado": "Token revogado: ele parou de valer agora mesmo.",
+}
+
+
+def back_to_account_page(request: Request, path: str, kind: str) -> Response:
+    """The 303 after an account page's write (`kind`, one of _ACCOUNT_NOTICES), to `path`."""
+    return redirect(request, path, f"conta:{kind}", {})
+
+
+def account_notice(request: Request) -> str | None:
+    kind, _, notice = left(request).partition(":")
+    return _ACCOUNT_NOTICES.get(notice) if kind == "conta" else None

@@ -1,6 +1,6 @@
-"""What a browser is shown of a product: the edit and new-product pages, the edit page again
-after someone else saved (a conflict), and after a write the 303 to the list with a one-time
-notice, kept in a cookie so that reloading the list never repeats the write."""
+"""What a browser is shown of a product: the list, the edit and new-product pages, and the
+edit page again after someone else saved (a conflict). The 303 after a write, and the notice
+it leaves, are notices.py's."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,93 +16,15 @@ from catalogo.identity import Visitante, visitor
 from catalogo.listing import Listing, ListingError
 from catalogo.produtos import (
     CAMPOS,
-    ROTULOS,
     Produto,
     format_field,
     format_preco,
-    parse_id,
     preco_for_input,
 )
 from catalogo.resources import VARY, notices
 from catalogo.search import END, Ordem, Position
-from catalogo.services import MergeConflict, Merged
+from catalogo.services import MergeConflict
 from catalogo.storage.paging import COUNT_CAP, Cursor, Page
-
-_NOTICES = {
-    "adicionado": "Produto «{}» adicionado.",
-    "atualizado": "Produto «{}» atualizado.",
-    "inalterado": "Nada mudou em «{}»: o que você enviou já era o que estava salvo.",
-    "removido": "Produto «{}» removido.",
-    "restaurado": "Produto «{}» restaurado.",
-    "mesclado": "Produto «{}» atualizado.",
-}
-_NAMED = 3  # people a merge's notice names; more are "e outras pessoas"
-
-
-def to_the_list(
-    request: Request,
-    kind: str,
-    produto: Produto,
-    listing: Listing,
-    merged: Merged | None = None,
-    back: str | None = None,
-) -> Response:
-    """The browser's answer to a write: the list page it came from (or `back`, another page of
-    ours), with a notice of what was done (for a merged edit, which fields came from whom)."""
-    if merged is not None and merged.theirs and merged.changed:
-        kind = f"mesclado:{','.join(merged.theirs)}:{','.join(merged.autores[: _NAMED + 1])}"
-    return notices.redirect(
-        request, back or listing.url, f"{kind}:{produto.id}:{produto.nome}", VARY
-    )
-
-
-@dataclass(frozen=True)
-class Aviso:
-    """The notice after a write, and the product a removal's "Desfazer" brings back."""
-
-    texto: str
-    desfazer: int | None
-
-
-def notice(request: Request) -> Aviso | None:
-    kind, _, rest = notices.left(request).partition(":")
-    fields: list[str] = []
-    authors: list[str] = []
-    if kind == "mesclado":
-        named, _, rest = rest.partition(":")
-        who, _, rest = rest.partition(":")
-        fields, authors = named.split(","), who.split(",")
-        if not set(fields) <= set(CAMPOS) or not all(authors):
-            return None
-    number, _, nome = rest.partition(":")
-    id = parse_id(number)
-    if kind not in _NOTICES or not nome or id is None:
-        return None
-    texto = _NOTICES[kind].format(nome)
-    if fields:
-        campos = _listed([ROTULOS[c].lower() for c in fields])
-        texto += f" Mantido também o que {_people(authors)} mudou enquanto você editava: {campos}."
-    return Aviso(texto, id if kind == "removido" else None)
-
-
-def _people(names: list[str]) -> str:
-    if len(names) > _NAMED:
-        return ", ".join(names[:_NAMED]) + " e outras pessoas"
-    return _listed(names)
-
-
-def _listed(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " e " + items[-1]
-
-
-def with_notice(
-    request: Request, template: str, headers: dict[str, str], **context: Any
-) -> Response:
-    """A page that shows the one-time notice of the write before it (a list, the trash): never
-    stored while it shows one, and the cookie cleared, so a reload does not show it again."""
-    aviso = notice(request)
-    response = templating.load().render(template, headers=headers, aviso=aviso, **context)
-    return notices.shown(request, response, aviso)
 
 
 @dataclass(frozen=True)
@@ -205,7 +127,7 @@ def list_page(
     shown = describe(listing)
     who = visitor(request)
     retorno, lista = listing.carried(""), listing.encoded
-    return with_notice(
+    return notices.with_notice(
         request,
         "produtos/lista.html",
         headers or {},
@@ -346,7 +268,7 @@ def edit_page(
         escolhas=escolhas,
         mantidos=mantidos,
         remocao_recusada=remocao_recusada,
-        autores=_people(autores) if autores else "outra pessoa",
+        autores=notices.people(autores) if autores else "outra pessoa",
         quem=who,
     )
 

@@ -45,6 +45,7 @@ from catalogo.resources import (
     negotiate,
     shared_of,
 )
+from catalogo.resources.notices import to_the_list
 from catalogo.resources.produto_pages import (
     Found,
     changes_between,
@@ -54,7 +55,6 @@ from catalogo.resources.produto_pages import (
     list_page,
     new_page,
     removal_refused_page,
-    to_the_list,
     typed,
 )
 from catalogo.services import MergeConflict, save_merged, since
