@@ -22,7 +22,7 @@ _ENDED = "catalogo.session_ended"
 
 
 @dataclass(frozen=True)
-class Visitante:
+class Visitor:
     """What a page shows of who is looking: their name and role, or the way to sign in, and
     whether to offer the buttons that change the catalog. None in the templates: no one has
     signed in and no one needs to (the spec's anonymous pages, as they always were)."""
@@ -48,17 +48,17 @@ def principal(request: Request) -> Principal | None:
     return found
 
 
-def visitor(request: Request) -> Visitante | None:
-    """For the templates: see `Visitante`."""
+def visitor(request: Request) -> Visitor | None:
+    """For the templates: see `Visitor`."""
     who = principal(request)
     mode: Mode = request.scope.get(_MODE, "off")
     if who is None and mode == "off":
         return None
     if who is None:
         ended = request.scope.get(_ENDED, False)
-        return Visitante(None, None, False, False, here(request), ended)
+        return Visitor(None, None, False, False, here(request), ended)
     editor = mode == "off" or accounts.allows(who.papel, "editor")
-    return Visitante(who.nome, who.papel, editor, who.papel == "admin", "")
+    return Visitor(who.nome, who.papel, editor, who.papel == "admin", "")
 
 
 # Who a representation was made for, as its validators say it (conditional.etag).

@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from catalogo import templating
 from catalogo.history import Evento, produto_of
-from catalogo.identity import Visitante, visitor
+from catalogo.identity import Visitor, visitor
 from catalogo.listing import Paging
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, format_field
 from catalogo.resources.notices import with_notice
@@ -38,7 +38,7 @@ _ORIGENS = {
 
 
 @dataclass(frozen=True)
-class Linha:
+class HistoryLine:
     """One event as the history page shows it. `quem`: the user, None when anonymous.
     `restaurar`: the form fields that bring its version back, when that version is not what is
     saved now."""
@@ -52,7 +52,7 @@ class Linha:
 
 
 def history_page(
-    who: Visitante | None,
+    who: Visitor | None,
     produto: Produto | None,
     removal: Removal | None,
     page: Page[Evento, int],
@@ -94,7 +94,7 @@ def trash_page(
     )
 
 
-def _line(evento: Evento, live: Produto | None) -> Linha:
+def _line(evento: Evento, live: Produto | None) -> HistoryLine:
     antes = None if evento.antes is None else produto_of(evento.antes)
     depois = None if evento.depois is None else produto_of(evento.depois)
     mudancas: list[tuple[str, str | None, str | None]] = []
@@ -114,7 +114,7 @@ def _line(evento: Evento, live: Produto | None) -> Linha:
     ):
         restaurar = {**form_values(depois), "versao": live.versao}
     acao, origem = _ACOES[evento.tipo], _ORIGENS[evento.origem]
-    return Linha(evento, acao, evento.quem, origem, mudancas, restaurar)
+    return HistoryLine(evento, acao, evento.quem, origem, mudancas, restaurar)
 
 
 def _shown(produto: Produto, campo: str) -> str:

@@ -78,14 +78,14 @@ def to_the_list(
 
 
 @dataclass(frozen=True)
-class Aviso:
+class Notice:
     """The notice after a write, and the product a removal's "Desfazer" brings back."""
 
     texto: str
     desfazer: int | None
 
 
-def product_notice(request: Request) -> Aviso | None:
+def product_notice(request: Request) -> Notice | None:
     """The notice a product's write left, if it is one (its kind, id and name read back)."""
     kind, _, rest = left(request).partition(":")
     fields: list[str] = []
@@ -104,7 +104,7 @@ def product_notice(request: Request) -> Aviso | None:
     if fields:
         campos = _listed([ROTULOS[c].lower() for c in fields])
         texto += f" Mantido também o que {people(authors)} mudou enquanto você editava: {campos}."
-    return Aviso(texto, id if kind == "removido" else None)
+    return Notice(texto, id if kind == "removido" else None)
 
 
 def people(names: list[str]) -> str:

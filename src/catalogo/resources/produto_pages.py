@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo import history, templating
-from catalogo.identity import Visitante, visitor
+from catalogo.identity import Visitor, visitor
 from catalogo.listing import Listing, ListingError
 from catalogo.produtos import (
     CAMPOS,
@@ -243,7 +243,7 @@ def _price_field(preco: Decimal | None) -> str:
 
 
 def edit_page(
-    who: Visitante | None,
+    who: Visitor | None,
     produto: Produto,
     values: dict[str, Any],
     problems: dict[str, str],
@@ -274,7 +274,7 @@ def edit_page(
 
 
 def new_page(
-    who: Visitante | None,
+    who: Visitor | None,
     listing: Listing,
     values: dict[str, Any],
     problems: dict[str, str],
@@ -302,7 +302,7 @@ def form_values(produto: Produto) -> dict[str, Any]:
     }
 
 
-def conflict_page(who: Visitante | None, conflict: MergeConflict, listing: Listing) -> Response:
+def conflict_page(who: Visitor | None, conflict: MergeConflict, listing: Listing) -> Response:
     """The edit form again after someone else saved a different value in a field this person
     changed too: those fields offer both values to choose from (this person's chosen at
     first); every other field holds the merge (merge.py). Saving is an edit of the version
@@ -330,7 +330,7 @@ def conflict_page(who: Visitante | None, conflict: MergeConflict, listing: Listi
 
 
 def removal_refused_page(
-    who: Visitante | None,
+    who: Visitor | None,
     current: Produto,
     changes: list[tuple[str, str, str]],
     autores: list[str],
