@@ -23,6 +23,7 @@ from tests.helpers import (
     all_at_once,
     create_via_form,
     eventually,
+    eventually_in_loop,
     post_form,
     stored_names,
 )
@@ -116,8 +117,7 @@ def test_idle_uploads_by_the_thousand_neither_stop_the_service_nor_write_anythin
                 return answer.split(b"\r\n", 1)[0].decode()
 
             uploads = [asyncio.create_task(stalled()) for _ in range(STALLED_UPLOADS)]
-            while len(opened) < STALLED_UPLOADS:
-                await asyncio.sleep(0.01)
+            await eventually_in_loop(lambda: len(opened) >= STALLED_UPLOADS)
             fresh = await asyncio.to_thread(  # each on a new connection, as a new client's
                 lambda: [
                     fetch("GET", base + path, timeout=20).status_code
