@@ -35,6 +35,7 @@ from tests.processes import (
     fetch,
     free_port,
     http_client,
+    measured,
     serving,
     start_serving,
     stop,
@@ -200,7 +201,7 @@ def test_an_unreachable_database_stops_the_command_with_a_message(command: list[
 
 
 def test_a_bad_setting_stops_the_command_with_a_message_naming_it() -> None:
-    env = {**os.environ, "CATALOGO_PAGE_SIZE": "lots"}
+    env = measured({**os.environ, "CATALOGO_PAGE_SIZE": "lots"})
     result = subprocess.run(
         [CATALOGO, "migrate"], env=env, capture_output=True, text=True, timeout=60
     )

@@ -2,7 +2,6 @@
 test (tests/suites.py). pytest reads the arguments in this process; only the refusal runs a
 pytest of its own, on one file, selecting nothing."""
 
-import os
 import subprocess
 import sys
 
@@ -69,12 +68,9 @@ def test_arguments_that_select_no_test_are_refused_in_one_line() -> None:
     """Here the main suite, given a path, selects nothing: the browser suite never starts."""
     arguments = ["tests/e2e/test_docs.py", "tests/test_ci.py", "-k", "no_such_test", "-n", "0"]
     arguments += ["--no-cov", "-p", "no:cacheprovider"]
-    # Nothing to measure there: without coverage's variables it starts in a second.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
     ran = subprocess.run(
         [sys.executable, "-m", "tests.suites", *arguments],
         cwd=ROOT,
-        env=env,
         capture_output=True,
         text=True,
         timeout=120,
