@@ -454,12 +454,12 @@ def revisions_table(
 ) -> list[str]:
     """Every case on this code and on each other revision, against each other and the ceiling."""
     names = [other.name for other in others]
-    which = ", ".join(f"{other.name} is {other.commit[:12]}" for other in others)
+    which = " and ".join(f"{other.name} ({other.commit[:12]})" for other in others)
     lines = [
         "",
-        f"This code ({code}) against {' and '.join(names)} ({which}): each one worker pinned "
-        f"to core {SERVER_CORE}, each on its own SQLite file seeded by its own `catalogo seed "
-        "N`; in every round each case runs on each, one after the other, the first in turn.",
+        f"This code ({code}) against {which}: each one worker pinned to core {SERVER_CORE}, "
+        "each on its own SQLite file seeded by its own `catalogo seed N`; in every round each "
+        "case runs on each, one after the other, the first in turn.",
         "",
         "| N | case | this code req/s | "
         + " | ".join(f"{name} req/s" for name in names)
@@ -584,7 +584,9 @@ def main() -> None:
     code = this_code()
     wanted: dict[str, str] = {}  # the other revisions, by name: their commits
     notes: list[str] = []
-    if not args.no_baseline:
+    if args.no_baseline:
+        notes.append("The baseline (bench/BASELINE) is left out: --no-baseline.")
+    else:
         rev = baseline_rev()
         wanted[f"baseline {rev}"] = resolve(rev)
     if args.against:
