@@ -13,11 +13,14 @@ and create on each, alternating them within every round. One worker is pinned to
 above; two workers are not pinned. PostgreSQL's own processes are never pinned: they share the
 machine's two cores with the workers and wrk, as they would on one machine.
 
-With `--against REV` the same cases also run on the code of git revision REV: a temporary
-worktree of REV gets a venv of its own, each size seeds a file for it with its own `catalogo
-seed` (so either code reads a schema it knows), and its server is pinned to core 0 beside this
-code's. Every round runs each case on this code and on REV one after the other, which one goes
-first alternating by round, so that noise hits both alike; the table reports this code / REV.
+Every run also runs the same cases on the baseline, the fixed revision in bench/BASELINE
+(`--no-baseline` leaves it out), and with `--against REV` on git revision REV too (the start of
+the issue at hand): each gets a temporary worktree with a venv of its own, each size seeds a
+file for it with its own `catalogo seed` (so each code reads a schema it knows), and its server
+is pinned to core 0 beside this code's. Every round runs each case on every revision one after
+the other, the order turning by round, so that noise hits them alike; the table reports this
+code against each, and each against the ceiling. Small costs that each issue measured only
+against the commit before it add up unseen; against one fixed revision they cannot.
 
 Run through `bench/run`, which installs wrk and the project first.
 """
@@ -48,6 +51,7 @@ import asyncpg
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 LUA = HERE / "lua"
+BASELINE_FILE = HERE / "BASELINE"
 CATALOGO = str(Path(sys.executable).with_name("catalogo"))
 GRANIAN = str(Path(sys.executable).with_name("granian"))
 SERVER_CORE, LOAD_CORE = "0", "1"
@@ -93,18 +97,25 @@ class Figures:
 
 
 @dataclass
+class OtherRun:
+    """Every case on another revision, and its worker's peak memory."""
+
+    results: dict[str, Figures]
+    rss: float = 0.0
+
+
+@dataclass
 class SizeRun:
     results: dict[str, Figures]  # the ceiling and every case, on this code
     rss: float
-    baseline: dict[str, Figures] | None = None  # every case, on the --against revision
-    baseline_rss: float = 0.0
+    others: dict[str, OtherRun] = field(default_factory=dict)  # by the revision's name
 
 
 @dataclass(frozen=True)
-class Baseline:
+class Revision:
     """The code of another git revision, installed in a venv of its own."""
 
-    rev: str  # as given on the command line
+    name: str  # as the tables call it: "baseline d4f221f", or REV as given
     commit: str
     catalogo: str  # its venv's `catalogo`
     tree: Path
@@ -124,16 +135,27 @@ def this_code() -> str:
     return f"{head} with uncommitted changes in src/" if dirty else head
 
 
-@contextlib.contextmanager
-def baseline(rev: str) -> Iterator[Baseline]:
-    """A detached worktree of `rev` with its own venv, removed afterwards."""
+def baseline_rev() -> str:
+    """The fixed revision every run compares with: bench/BASELINE's first line that is not a
+    comment."""
+    lines = BASELINE_FILE.read_text().splitlines()
+    return next(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+def resolve(rev: str) -> str:
+    """The full commit of `rev`."""
     if rev.startswith("-"):  # git would read it as an option
         sys.exit(f"bench: --against takes a commit, a branch or a tag, not {rev!r}")
-    commit = git("rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
+    return git("rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
+
+
+@contextlib.contextmanager
+def installed(name: str, commit: str) -> Iterator[Revision]:
+    """A detached worktree of `commit` with its own venv, removed afterwards."""
     tree = Path(tempfile.mkdtemp(prefix="catalogo-against-"))
     git("worktree", "add", "--detach", str(tree), commit)
     try:
-        print(f"bench: installing {rev} ({commit[:12]}) in {tree}", file=sys.stderr)
+        print(f"bench: installing {name} ({commit[:12]}) in {tree}", file=sys.stderr)
         subprocess.run(["python3", "-m", "venv", str(tree / ".venv")], check=True)
         python = tree / ".venv" / "bin" / "python"
         subprocess.run(
@@ -149,8 +171,8 @@ def baseline(rev: str) -> Iterator[Baseline]:
             check=True,
         ).stdout.strip()
         if not Path(where).resolve().is_relative_to(tree.resolve()):
-            sys.exit(f"bench: {rev}'s venv imports catalogo from {where}, not from {tree}")
-        yield Baseline(rev, commit, str(python.with_name("catalogo")), tree)
+            sys.exit(f"bench: {name}'s venv imports catalogo from {where}, not from {tree}")
+        yield Revision(name, commit, str(python.with_name("catalogo")), tree)
     finally:
         subprocess.run(
             ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
@@ -253,7 +275,7 @@ def seeded(database_url: str, n: int, catalogo: str = CATALOGO) -> dict[str, str
 
 
 def run_size(
-    n: int, rounds: int, seconds: int, workdir: Path, against: Baseline | None = None
+    n: int, rounds: int, seconds: int, workdir: Path, others: Sequence[Revision] = ()
 ) -> SizeRun:
     env = seeded(f"sqlite:///{workdir / f'catalogo-{n}.db'}", n)
 
@@ -288,33 +310,34 @@ def run_size(
     wait_until_up(ceiling_base + "/", ceiling)
 
     servers = [app, ceiling]
-    results = {case.name: Figures() for case in [CEILING, *CASES]}
-    # Who serves each case in a round: this code, and after it (or before it) the baseline.
-    sides: list[tuple[str, dict[str, Figures]]] = [(base, results)]
-    old: dict[str, Figures] | None = None
+    run = SizeRun({case.name: Figures() for case in [CEILING, *CASES]}, 0.0)
+    # Who serves each case in a round: this code and every other revision, in turn.
+    sides: list[tuple[str, dict[str, Figures]]] = [(base, run.results)]
     try:
-        if against is not None:
-            old_env = seeded(f"sqlite:///{workdir / f'against-{n}.db'}", n, against.catalogo)
-            old_port = free_port()
-            command = [against.catalogo, "serve", "--port", str(old_port)]
-            servers.append(start(command, old_env, workdir / "against.log", cwd=against.tree))
-            old_base = f"http://127.0.0.1:{old_port}"
-            wait_until_up(f"{old_base}/produtos/1", servers[-1])
-            old = {case.name: Figures() for case in CASES}
-            sides.append((old_base, old))
+        for number, other in enumerate(others):
+            url = f"sqlite:///{workdir / f'other{number}-{n}.db'}"
+            other_port = free_port()
+            command = [other.catalogo, "serve", "--port", str(other_port)]
+            log = workdir / f"other{number}.log"
+            servers.append(start(command, seeded(url, n, other.catalogo), log, cwd=other.tree))
+            other_base = f"http://127.0.0.1:{other_port}"
+            wait_until_up(f"{other_base}/produtos/1", servers[-1])
+            run.others[other.name] = OtherRun({case.name: Figures() for case in CASES})
+            sides.append((other_base, run.others[other.name].results))
         warm_up = min(seconds, 2)
         wrk(ceiling_base, CEILING, warm_up, n)
         for case in CASES:
             for side_base, _ in sides:
                 wrk(side_base, case, warm_up, n)
         for round_ in range(rounds):
-            record(results[CEILING.name], wrk(ceiling_base, CEILING, seconds, n))
+            record(run.results[CEILING.name], wrk(ceiling_base, CEILING, seconds, n))
+            turn = round_ % len(sides)  # who goes first: each in turn
             for case in CASES:
-                for side_base, into in sides[:: -1 if round_ % 2 else 1]:
+                for side_base, into in sides[turn:] + sides[:turn]:
                     record(into[case.name], wrk(side_base, case, seconds, n))
-        run = SizeRun(results, worker_rss_mb(app.pid), old)
-        if against is not None:
-            run.baseline_rss = worker_rss_mb(servers[-1].pid)
+        run.rss = worker_rss_mb(app.pid)
+        for other, server in zip(others, servers[2:], strict=True):
+            run.others[other.name].rss = worker_rss_mb(server.pid)
     finally:
         for server in servers:
             stop(server)
@@ -426,34 +449,50 @@ def machine() -> str:
     )
 
 
-def against_table(all_results: dict[int, SizeRun], against: Baseline, code: str) -> list[str]:
-    rev = against.rev
+def revisions_table(
+    all_results: dict[int, SizeRun], others: Sequence[Revision], code: str
+) -> list[str]:
+    """Every case on this code and on each other revision, against each other and the ceiling."""
+    names = [other.name for other in others]
+    which = " and ".join(f"{other.name} ({other.commit[:12]})" for other in others)
     lines = [
         "",
-        f"This code ({code}) against {rev} ({against.commit[:12]}): each one worker pinned to "
-        f"core {SERVER_CORE}, each on its own SQLite file seeded by its own `catalogo seed N`; "
-        "in every round each case runs on both, one after the other, the first alternating.",
+        f"This code ({code}) against {which}: each one worker pinned to core {SERVER_CORE}, "
+        "each on its own SQLite file seeded by its own `catalogo seed N`; in every round each "
+        "case runs on each, one after the other, the first in turn.",
         "",
-        f"| N | case | this code req/s | {rev} req/s | this code / {rev} "
-        f"| this code / ceiling | {rev} / ceiling |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        "| N | case | this code req/s | "
+        + " | ".join(f"{name} req/s" for name in names)
+        + " | "
+        + " | ".join(f"this code / {name}" for name in names)
+        + " | this code / ceiling | "
+        + " | ".join(f"{name} / ceiling" for name in names)
+        + " |",
+        "|---:|---|" + "---:|" * (2 + 3 * len(names)),
     ]
     for n, run in all_results.items():
-        if run.baseline is None:
-            continue
         ceiling = statistics.median(run.results[CEILING.name].rps)
         for case in CASES:
-            new, old = run.results[case.name], run.baseline[case.name]
-            new_rps, old_rps = statistics.median(new.rps), statistics.median(old.rps)
-            lines.append(
-                f"| {n:,} | {labelled(case, new, old)} "
-                f"| {new_rps:,.0f} | {old_rps:,.0f} | {new_rps / old_rps:.2f} "
-                f"| {new_rps / ceiling:.2f} | {old_rps / ceiling:.2f} |"
-            )
-    lines += ["", f"| N | worker peak RSS (MB), this code | {rev} |", "|---:|---:|---:|"]
+            new = run.results[case.name]
+            olds = [run.others[name].results[case.name] for name in names]
+            new_rps = statistics.median(new.rps)
+            old_rps = [statistics.median(old.rps) for old in olds]
+            cells = [
+                f"{new_rps:,.0f}",
+                *(f"{rps:,.0f}" for rps in old_rps),
+                *(f"{new_rps / rps:.2f}" for rps in old_rps),
+                f"{new_rps / ceiling:.2f}",
+                *(f"{rps / ceiling:.2f}" for rps in old_rps),
+            ]
+            lines.append(f"| {n:,} | {labelled(case, new, *olds)} | {' | '.join(cells)} |")
     lines += [
-        f"| {n:,} | {run.rss:.0f} | {run.baseline_rss:.0f} |" for n, run in all_results.items()
+        "",
+        "| N | worker peak RSS (MB), this code | " + " | ".join(names) + " |",
+        "|---:|---:|" + "---:|" * len(names),
     ]
+    for n, run in all_results.items():
+        rss = " | ".join(f"{run.others[name].rss:.0f}" for name in names)
+        lines.append(f"| {n:,} | {run.rss:.0f} | {rss} |")
     return lines
 
 
@@ -462,13 +501,16 @@ def table(
     backends: dict[int, Compared],
     rounds: int,
     seconds: int,
-    against: tuple[Baseline, str] | None = None,
+    code: str,
+    others: Sequence[Revision] = (),
+    notes: Sequence[str] = (),
 ) -> str:
     lines = [
         f"# catalogo benchmark, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
         "",
         f"Machine: {machine()}.",
         f"Median of {rounds} alternating rounds of {seconds:g} s per case.",
+        *notes,
         "",
         "| N | case | req/s | p50 ms | p99 ms | ratio to ceiling |",
         "|---:|---|---:|---:|---:|---:|",
@@ -494,8 +536,8 @@ def table(
             "",
             f"Deep list page at N = {sizes[-1]:,} vs N = {sizes[0]:,}: {large / small:.2f} times",
         ]
-    if against is not None:
-        lines += against_table(all_results, *against)
+    if others:
+        lines += revisions_table(all_results, others, code)
     if backends:
         lines += backend_table(backends)
     return "\n".join(lines) + "\n"
@@ -521,10 +563,15 @@ def main() -> None:
         "--no-postgresql", action="store_true", help="leave out the PostgreSQL comparison"
     )
     parser.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="leave out the baseline (bench/BASELINE) that every run measures otherwise",
+    )
+    parser.add_argument(
         "--against",
         metavar="REV",
-        help="also run every case on git revision REV (its own worktree and venv), alternating "
-        "with this code, and report this code / REV",
+        help="also run every case on git revision REV, the issue's start (its own worktree and "
+        "venv), alternating with this code and the baseline, and report this code / REV",
     )
     args = parser.parse_args()
     if args.smoke:
@@ -535,22 +582,35 @@ def main() -> None:
 
     sizes = [int(s) for s in args.sizes.split(",")]
     code = this_code()
+    wanted: dict[str, str] = {}  # the other revisions, by name: their commits
+    notes: list[str] = []
+    if args.no_baseline:
+        notes.append("The baseline (bench/BASELINE) is left out: --no-baseline.")
+    else:
+        rev = baseline_rev()
+        wanted[f"baseline {rev}"] = resolve(rev)
+    if args.against:
+        commit = resolve(args.against)
+        if commit in wanted.values():
+            notes.append(f"{args.against} is the baseline: one column for both.")
+        else:
+            wanted[args.against] = commit
     with contextlib.ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="catalogo-bench-")))
-        old = stack.enter_context(baseline(args.against)) if args.against else None
-        results = {n: run_size(n, args.rounds, args.seconds, workdir, old) for n in sizes}
+        others = [stack.enter_context(installed(name, c)) for name, c in wanted.items()]
+        results = {n: run_size(n, args.rounds, args.seconds, workdir, others) for n in sizes}
         backends: dict[int, Compared] = {}
         if not args.no_postgresql:
             backends = {
                 n: run_backends(n, args.rounds, args.seconds, workdir, args.postgresql)
                 for n in sizes
             }
-    report = table(
-        results, backends, args.rounds, args.seconds, (old, code) if old is not None else None
-    )
+    report = table(results, backends, args.rounds, args.seconds, code, others, notes)
     print(report)
     failures = sum(f.failures for r in results.values() for f in r.results.values())
-    failures += sum(f.failures for r in results.values() if r.baseline for f in r.baseline.values())
+    failures += sum(
+        f.failures for r in results.values() for o in r.others.values() for f in o.results.values()
+    )
     failures += sum(f.failures for r in backends.values() for f in r.values())
     if not args.smoke:
         stamp = f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d-%H%M}"

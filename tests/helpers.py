@@ -196,6 +196,15 @@ def eventually(condition: Callable[[], bool], seconds: float = 30) -> None:
         time.sleep(0.05)
 
 
+async def eventually_in_loop(condition: Callable[[], bool], seconds: float = 30) -> None:
+    """As `eventually`, inside an event loop: polls without holding it up, so that the tasks
+    that make the condition true go on meanwhile."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not within the time allowed"
+        await asyncio.sleep(0.01)
+
+
 class FailingStorage:
     """Stands in for a storage whose every call fails with `error`: a database that does not
     answer (StorageUnavailable), or a bug (any other error), to reach the error handlers."""

@@ -17,10 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import coverage
 import httpx2
 
 from tests.databases import PostgreSQLServer, unavailable
 
+ROOT = Path(__file__).resolve().parent.parent
 CATALOGO = str(Path(sys.executable).with_name("catalogo"))
 
 # The servers the tests start speak plain HTTP on loopback, yet httpx2 makes a TLS context for
@@ -105,11 +107,29 @@ def _closed_early(received: bytes) -> bytes:
     raise AssertionError(f"the server closed the connection mid-answer: {received!r}")
 
 
+def measured(env: Mapping[str, str]) -> dict[str, str]:
+    """`env`, plus, when this run measures coverage (scripts/test's does), what has coverage.py
+    measure the command too (its .pth reads COVERAGE_PROCESS_START), into files pytest-cov
+    combines: cli.py runs nowhere else. Only commands run to their end are measured. A server
+    a test keeps running is not: its request path is measured in-process already, and
+    measuring servers too made the tests that start them a third slower."""
+    current = coverage.Coverage.current()
+    if current is None:
+        return dict(env)
+    data_file = ROOT / str(current.get_option("run:data_file"))
+    return {
+        **env,
+        "COVERAGE_PROCESS_START": str(ROOT / "pyproject.toml"),
+        "COVERAGE_FILE": str(data_file),
+    }
+
+
 def catalogo(
     database: str, *args: str, input: str | None = None, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Runs a `catalogo` command to its end, with `input` on its stdin (none: an empty one)."""
-    env = {**os.environ, **(env or {}), "CATALOGO_DATABASE_URL": database}
+    """Runs a `catalogo` command to its end, with `input` on its stdin (none: an empty one),
+    measured by coverage when the run is."""
+    env = measured({**os.environ, **(env or {}), "CATALOGO_DATABASE_URL": database})
     return subprocess.run(
         [CATALOGO, *args], env=env, input=input or "", capture_output=True, text=True, timeout=60
     )

@@ -63,3 +63,8 @@ def test_under_ci_a_marker_expression_that_could_drop_postgresql_is_refused(
                 conftest.pytest_collection_modifyitems(pytestconfig, items)
         else:
             conftest.pytest_collection_modifyitems(pytestconfig, items)
+
+
+def test_no_test_can_hold_ci_up_for_long(pytestconfig: pytest.Config) -> None:
+    """pytest-timeout fails a test that runs past the limit, a hung poll or a lost answer."""
+    assert 0 < float(pytestconfig.getini("timeout")) <= 600

@@ -23,6 +23,7 @@ from tests.helpers import (
     all_at_once,
     create_via_form,
     eventually,
+    eventually_in_loop,
     post_form,
     stored_names,
 )
@@ -34,6 +35,7 @@ from tests.processes import (
     fetch,
     free_port,
     http_client,
+    measured,
     serving,
     start_serving,
     stop,
@@ -116,8 +118,7 @@ def test_idle_uploads_by_the_thousand_neither_stop_the_service_nor_write_anythin
                 return answer.split(b"\r\n", 1)[0].decode()
 
             uploads = [asyncio.create_task(stalled()) for _ in range(STALLED_UPLOADS)]
-            while len(opened) < STALLED_UPLOADS:
-                await asyncio.sleep(0.01)
+            await eventually_in_loop(lambda: len(opened) >= STALLED_UPLOADS)
             fresh = await asyncio.to_thread(  # each on a new connection, as a new client's
                 lambda: [
                     fetch("GET", base + path, timeout=20).status_code
@@ -200,7 +201,7 @@ def test_an_unreachable_database_stops_the_command_with_a_message(command: list[
 
 
 def test_a_bad_setting_stops_the_command_with_a_message_naming_it() -> None:
-    env = {**os.environ, "CATALOGO_PAGE_SIZE": "lots"}
+    env = measured({**os.environ, "CATALOGO_PAGE_SIZE": "lots"})
     result = subprocess.run(
         [CATALOGO, "migrate"], env=env, capture_output=True, text=True, timeout=60
     )

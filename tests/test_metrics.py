@@ -19,6 +19,7 @@ from tests.processes import (
     fetch,
     free_port,
     http_client,
+    measured,
     start_serving,
     stop,
 )
@@ -143,7 +144,7 @@ def test_the_metrics_port_cannot_be_the_sites(
 
 
 def test_a_bad_metrics_port_stops_serve_naming_the_variable() -> None:
-    env = {"CATALOGO_METRICS_PORT": "70000", "PATH": "/usr/bin:/bin"}
+    env = measured({"CATALOGO_METRICS_PORT": "70000", "PATH": "/usr/bin:/bin"})
     result = subprocess.run(
         [CATALOGO, "serve"], env=env, capture_output=True, text=True, timeout=60
     )

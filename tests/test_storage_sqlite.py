@@ -12,7 +12,7 @@ from catalogo.settings import Settings
 from catalogo.storage import StorageUnavailable
 from catalogo.storage.sqlite import SQLiteStorage
 from tests.databases import Database
-from tests.helpers import ONLY_SQLITE
+from tests.helpers import ONLY_SQLITE, eventually_in_loop
 from tests.test_storage import produto
 
 pytestmark = ONLY_SQLITE
@@ -83,8 +83,8 @@ def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(
         held = storage._writer.submit(hold)
         await asyncio.to_thread(inside.wait, 5)  # the writer is in a batch of its own
         both = asyncio.gather(storage._writer.submit(damaged), storage.create(produto("x"), CLI))
-        while storage._writer._jobs.qsize() < 2:  # a bounded poll: create queues at its turn
-            await asyncio.sleep(0.001)
+        # create queues at its turn; the writer holds at the gate for 5 s at most
+        await eventually_in_loop(lambda: storage._writer._jobs.qsize() >= 2, seconds=5)
         gate.set()
         await held
         with pytest.raises(StorageUnavailable, match="malformed"):
