@@ -142,6 +142,12 @@ def baseline_rev() -> str:
     return next(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
+def in_this_clone(rev: str) -> bool:
+    """Whether the clone holds `rev` (a shallow one does not)."""
+    check = ["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}^{{commit}}"]
+    return subprocess.run(check, capture_output=True).returncode == 0
+
+
 def resolve(rev: str) -> str:
     """The full commit of `rev`."""
     if rev.startswith("-"):  # git would read it as an option
@@ -586,6 +592,12 @@ def main() -> None:
     notes: list[str] = []
     if args.no_baseline:
         notes.append("The baseline (bench/BASELINE) is left out: --no-baseline.")
+    elif args.smoke and not in_this_clone(baseline_rev()):
+        notes.append(
+            f"The baseline {baseline_rev()} is not in this clone (a shallow one?): the smoke run "
+            "goes without it. A real run needs the history (git fetch --unshallow)."
+        )
+        print(f"bench: {notes[-1]}", file=sys.stderr)
     else:
         rev = baseline_rev()
         wanted[f"baseline {rev}"] = resolve(rev)
