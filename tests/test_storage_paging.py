@@ -1,6 +1,7 @@
-"""A list page's steps, written once for both databases (paging.finding), answered here by
-hand: what each backend is asked, in which order, and what a page is made of the answers.
-The same steps against the real databases are tests/test_storage_search.py's."""
+"""A list page's steps, written once for both databases (paging.finding, paging.keyed),
+answered here by hand: what each backend is asked, in which order, and what a page is made of
+the answers. The same steps against the real databases are tests/test_storage_search.py's and
+tests/test_storage.py's (the trash, a history)."""
 
 from decimal import Decimal
 from typing import Any
@@ -8,14 +9,20 @@ from typing import Any
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query
 from catalogo.storage.paging import (
+    Anywhere,
     Count,
     Counting,
     Cursor,
+    KeyedStep,
+    Newer,
     Number,
+    Older,
     Page,
     Rows,
+    Slice,
     Step,
     finding,
+    keyed,
     run,
 )
 
@@ -83,3 +90,32 @@ def test_a_first_page_that_holds_them_all_is_counted_without_asking_the_database
     page, asked = answered(Query(), Cursor(3), 100, {Rows: [rows(2, 1)]}, position=False)
     assert asked == [Rows(Cursor(3))]
     assert (page.total, page.before) == (2, None)
+
+
+def keyed_answered(cursor: Cursor[int], answers: list[Any]) -> tuple[Page[str, int], list[Any]]:
+    asked: list[KeyedStep] = []
+
+    def answer(step: KeyedStep) -> Any:
+        asked.append(step)
+        return answers.pop(0)
+
+    return run(keyed(cursor), answer), asked
+
+
+def test_a_keyed_page_before_a_cursor_is_read_oldest_first_and_turned_round() -> None:
+    page, asked = keyed_answered(Cursor(2, before=5), [[("seis", 6), ("sete", 7)], True, 3])
+    assert asked == [Slice(Cursor(2, before=5)), Older(6), Newer(7, 3)]
+    assert page.items == ["sete", "seis"]
+    assert page.next == Cursor(2, after=6) and page.prev == Cursor(2, before=7)
+
+
+def test_a_keyed_page_whose_newer_items_fit_on_one_page_leads_back_to_the_first() -> None:
+    page, _ = keyed_answered(Cursor(2, after=9), [[("oito", 8), ("sete", 7)], False, 1])
+    assert page.next is None and page.prev == Cursor(2)
+
+
+def test_an_empty_keyed_page_leads_back_to_the_first_only_when_the_list_has_items() -> None:
+    page, asked = keyed_answered(Cursor(2, after=1), [[], True])
+    assert asked == [Slice(Cursor(2, after=1)), Anywhere()]
+    assert page.items == [] and page.prev == Cursor(2)
+    assert keyed_answered(Cursor(2, after=1), [[], False])[0].prev is None

@@ -4,7 +4,7 @@ position in the page's order, so page 10,000 costs what page 1 costs.
 A list page (`finding`) is read in steps that each backend answers with its own SQL, the
 SQLite one on a thread and the PostgreSQL one awaiting its connection: the steps are written
 once here, sans I/O (as h11 writes HTTP), and `run` / `run_async` drive them. The trash and
-the histories page by id with `page_of`.
+the histories, newest first by one key, are read likewise in `keyed`'s steps.
 """
 
 from collections.abc import Awaitable, Callable, Generator, Hashable
@@ -16,6 +16,7 @@ from catalogo.search import END, Ordem, Position, Query
 
 P = TypeVar("P")  # where a page starts or ends: an id, a version, or a search.Position
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -244,25 +245,98 @@ def finding(
     return found(cursor, rows, total, newer, before)
 
 
-def run(steps: Steps, answer: Callable[[Step], Any]) -> Page[Produto, Position]:
-    """The page `steps` make, each step answered by `answer` (SQLite's reader thread)."""
+class Slice(NamedTuple):
+    """A keyed step: up to `cursor.limit` items from the cursor on, newest first, as
+    (item, key) pairs; before a cursor, read oldest first (`keyed` turns them round)."""
+
+    cursor: Cursor[Any]
+
+
+class Older(NamedTuple):
+    """A keyed step: whether any item is older than the one keyed `last`."""
+
+    last: Any
+
+
+class Newer(NamedTuple):
+    """A keyed step: how many items are newer than the one keyed `first`, up to `up_to`."""
+
+    first: Any
+    up_to: int
+
+
+class Anywhere(NamedTuple):
+    """A keyed step: whether the list has any item at all."""
+
+
+KeyedStep = Slice | Older | Newer | Anywhere
+
+
+class KeyedList(NamedTuple):
+    """A list kept newest first by `key` (a column, or a row of them), in SQL written with `?`
+    (PostgreSQL numbers them): its items (`rows`, a WHERE open to one more condition, taking
+    `params`), the same list bare (`every`, whose key is `bare_key`), and `at`, where an item's
+    key stands, from the one value a cursor holds."""
+
+    rows: str
+    key: str
+    every: str
+    bare_key: str
+    at: str
+    params: tuple[Any, ...] = ()
+
+    def statement(self, step: KeyedStep) -> tuple[str, tuple[Any, ...]]:
+        """The statement that answers `step`: rows for a Slice, one value otherwise."""
+        newest = ", ".join(f"{column} DESC" for column in self.key.split(", "))
+        match step:
+            case Slice(Cursor(limit, _, before)) if before is not None:
+                oldest = newest.replace(" DESC", " ASC")
+                sql = f"{self.rows} AND ({self.key}) > {self.at} ORDER BY {oldest} LIMIT ?"
+                return sql, (*self.params, before, limit)
+            case Slice(Cursor(limit, after, _)) if after is not None:
+                sql = f"{self.rows} AND ({self.key}) < {self.at} ORDER BY {newest} LIMIT ?"
+                return sql, (*self.params, after, limit)
+            case Slice(Cursor(limit, _, _)):
+                return f"{self.rows} ORDER BY {newest} LIMIT ?", (*self.params, limit)
+            case Older(last):
+                sql = f"SELECT EXISTS({self.every} AND ({self.bare_key}) < {self.at})"
+                return sql, (*self.params, last)
+            case Newer(first, up_to):
+                newer = f"{self.every} AND ({self.bare_key}) > {self.at} LIMIT ?"
+                return f"SELECT count(*) FROM ({newer}) AS newer", (*self.params, first, up_to)
+        return f"SELECT EXISTS({self.every})", self.params
+
+
+def keyed(cursor: Cursor[P]) -> Generator[KeyedStep, Any, Page[Any, P]]:
+    """A page of a list kept newest first by one key (the trash, a history), and its links."""
+    rows = yield Slice(cursor)
+    if cursor.before is not None:
+        rows = rows[::-1]
+    if not rows:
+        return page_of(cursor, [], None, False, 0, (yield Anywhere()))
+    first, last = rows[0][1], rows[-1][1]
+    older = yield Older(last)
+    newer = yield Newer(first, cursor.limit + 1)
+    return page_of(cursor, [item for item, _ in rows], (first, last), older, newer, True)
+
+
+def run(steps: Generator[Any, Any, R], answer: Callable[[Any], Any]) -> R:
+    """What `steps` make, each step answered by `answer` (SQLite's reader)."""
     try:
         result = None
         while True:
             result = answer(steps.send(result))
     except StopIteration as done:
-        page: Page[Produto, Position] = done.value
-        return page
+        made: R = done.value
+        return made
 
 
-async def run_async(
-    steps: Steps, answer: Callable[[Step], Awaitable[Any]]
-) -> Page[Produto, Position]:
+async def run_async(steps: Generator[Any, Any, R], answer: Callable[[Any], Awaitable[Any]]) -> R:
     """`run`, with a backend that awaits its answers (PostgreSQL)."""
     try:
         result = None
         while True:
             result = await answer(steps.send(result))
     except StopIteration as done:
-        page: Page[Produto, Position] = done.value
-        return page
+        made: R = done.value
+        return made

@@ -15,6 +15,7 @@ instant, on a reader), which an exclusive lock around each insert made them do:
 bench/eventlock.py measures both.
 """
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from catalogo import history, storage
@@ -33,10 +34,26 @@ _REMOVED = (
     "p.removido_em, e.quem, e.token FROM produtos p LEFT JOIN eventos e "
     "ON e.produto_id = p.id AND e.versao = p.versao WHERE p.removido_em IS NOT NULL"
 )
-_POSITION = "(SELECT removido_em, id FROM produtos WHERE id = $2 AND removido_em IS NOT NULL)"
-_ANY_REMOVED = "SELECT 1 FROM produtos WHERE removido_em IS NOT NULL"
-_EVENTS = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = $1"
-_ANY_EVENT = "SELECT 1 FROM eventos WHERE produto_id = $1"
+_TRASH = paging.KeyedList(  # sqlite_history.py's, with `?` numbered
+    _REMOVED,
+    "p.removido_em, p.id",
+    "SELECT 1 FROM produtos WHERE removido_em IS NOT NULL",
+    "removido_em, id",
+    "(SELECT removido_em, id FROM produtos WHERE id = ? AND removido_em IS NOT NULL)",
+)
+_EVENTS = paging.KeyedList(
+    f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ?",
+    "versao",
+    "SELECT 1 FROM eventos WHERE produto_id = ?",
+    "versao",
+    "?",
+)
+
+
+def numbered(sql: str) -> str:
+    """SQL written with SQLite's `?` placeholders, in PostgreSQL's `$1`, `$2`…"""
+    parts = sql.split("?")
+    return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
 
 
 def produto_of(row: Any) -> Produto:
@@ -78,41 +95,22 @@ class PostgresHistory(PostgresPool):
         return _removal(rows[0]) if rows else None
 
     async def trash(self, cursor: paging.Cursor[int]) -> paging.Page[storage.Removal, int]:
-        async def read(connection: Connection) -> paging.Page[storage.Removal, int]:
-            order = "ORDER BY p.removido_em DESC, p.id DESC LIMIT $1"
-            if cursor.before is not None:
-                rows = await connection.fetch(
-                    f"{_REMOVED} AND (p.removido_em, p.id) > {_POSITION} "
-                    "ORDER BY p.removido_em ASC, p.id ASC LIMIT $1",
-                    cursor.limit,
-                    cursor.before,
-                )
-                rows.reverse()
-            elif cursor.after is not None:
-                rows = await connection.fetch(
-                    f"{_REMOVED} AND (p.removido_em, p.id) < {_POSITION} {order}",
-                    cursor.limit,
-                    cursor.after,
-                )
-            else:
-                rows = await connection.fetch(f"{_REMOVED} {order}", cursor.limit)
-            if not rows:
-                anywhere = await connection.fetchval(f"SELECT EXISTS({_ANY_REMOVED})")
-                return paging.page_of(cursor, [], None, False, 0, anywhere)
-            first, last = rows[0][0], rows[-1][0]
-            older = await connection.fetchval(
-                f"SELECT EXISTS({_ANY_REMOVED} AND (removido_em, id) < "
-                f"{_POSITION.replace('$2', '$1')})",
-                last,
-            )
-            newer = await connection.fetchval(
-                f"SELECT count(*) FROM ({_ANY_REMOVED} AND (removido_em, id) > {_POSITION} "
-                "LIMIT $1) AS newer",
-                cursor.limit + 1,
-                first,
-            )
-            items = [_removal(row) for row in rows]
-            return paging.page_of(cursor, items, (first, last), older, newer, True)
+        return await self._keyed(_TRASH, cursor, lambda row: (_removal(row), row[0]))
+
+    async def _keyed(
+        self,
+        listed: paging.KeyedList,
+        cursor: paging.Cursor[int],
+        item: Callable[[Any], tuple[T, int]],
+    ) -> paging.Page[T, int]:
+        async def read(connection: Connection) -> paging.Page[T, int]:
+            async def answer(step: paging.KeyedStep) -> Any:
+                sql, params = listed.statement(step)
+                if isinstance(step, paging.Slice):
+                    return [item(row) for row in await connection.fetch(numbered(sql), *params)]
+                return await connection.fetchval(numbered(sql), *params)
+
+            return await paging.run_async(paging.keyed(cursor), answer)
 
         return await self._snapshot(read)
 
@@ -127,47 +125,12 @@ class PostgresHistory(PostgresPool):
         return await self._run(purge)  # running it again deletes what is left: the same
 
     async def history(self, id: int, cursor: paging.Cursor[int]) -> paging.Page[Evento, int]:
-        async def read(connection: Connection) -> paging.Page[Evento, int]:
-            if cursor.before is not None:
-                rows = await connection.fetch(
-                    f"{_EVENTS} AND versao > $2 ORDER BY versao ASC LIMIT $3",
-                    id,
-                    cursor.before,
-                    cursor.limit,
-                )
-                rows.reverse()
-            elif cursor.after is not None:
-                rows = await connection.fetch(
-                    f"{_EVENTS} AND versao < $2 ORDER BY versao DESC LIMIT $3",
-                    id,
-                    cursor.after,
-                    cursor.limit,
-                )
-            else:
-                rows = await connection.fetch(
-                    f"{_EVENTS} ORDER BY versao DESC LIMIT $2", id, cursor.limit
-                )
-            if not rows:
-                anywhere = await connection.fetchval(f"SELECT EXISTS({_ANY_EVENT})", id)
-                return paging.page_of(cursor, [], None, False, 0, anywhere)
-            items = [evento_of(row) for row in rows]
-            first, last = items[0].versao, items[-1].versao
-            older = await connection.fetchval(
-                f"SELECT EXISTS({_ANY_EVENT} AND versao < $2)", id, last
-            )
-            newer = await connection.fetchval(
-                f"SELECT count(*) FROM ({_ANY_EVENT} AND versao > $2 LIMIT $3) AS newer",
-                id,
-                first,
-                cursor.limit + 1,
-            )
-            return paging.page_of(cursor, items, (first, last), older, newer, True)
-
-        return await self._snapshot(read)
+        events = _EVENTS._replace(params=(id,))
+        return await self._keyed(events, cursor, lambda row: (evento_of(row), row[3]))
 
     async def versions(self, id: int, since: int, limit: int) -> list[Evento]:
         rows = await self._fetch(
-            f"{_EVENTS} AND versao >= $2 ORDER BY versao LIMIT $3", id, since, limit
+            numbered(f"{_EVENTS.rows} AND versao >= ? ORDER BY versao LIMIT ?"), id, since, limit
         )
         return [evento_of(row) for row in rows]
 

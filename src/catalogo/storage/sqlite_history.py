@@ -27,8 +27,22 @@ _REMOVED = (
     "p.atualizado_em, p.removido_em, e.quem, e.token FROM produtos p LEFT JOIN eventos e "
     "ON e.produto_id = p.id AND e.versao = p.versao WHERE p.removido_em IS NOT NULL"
 )
-# Where a product stands in the trash's order: before it come later removals.
-_POSITION = "(SELECT removido_em, id FROM produtos WHERE id = ? AND removido_em IS NOT NULL)"
+# The trash, newest removal first; a product's position in it, from its id.
+_TRASH = paging.KeyedList(
+    _REMOVED,
+    "p.removido_em, p.id",
+    "SELECT 1 FROM produtos WHERE removido_em IS NOT NULL",
+    "removido_em, id",
+    "(SELECT removido_em, id FROM produtos WHERE id = ? AND removido_em IS NOT NULL)",
+)
+# A product's history, newest version first (its params: the product's id).
+_EVENTS = paging.KeyedList(
+    f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ?",
+    "versao",
+    "SELECT 1 FROM eventos WHERE produto_id = ?",
+    "versao",
+    "?",
+)
 
 
 def produto_of(row: tuple[Any, ...]) -> Produto:
@@ -80,41 +94,23 @@ class SQLiteHistory:
         return _removal(rows[0]) if rows else None
 
     async def trash(self, cursor: paging.Cursor[int]) -> paging.Page[storage.Removal, int]:
+        return self._keyed(_TRASH, cursor, lambda row: (_removal(row), row[0]))
+
+    def _keyed(
+        self,
+        listed: paging.KeyedList,
+        cursor: paging.Cursor[int],
+        item: Callable[[tuple[Any, ...]], tuple[T, int]],
+    ) -> paging.Page[T, int]:
+        def answer(step: paging.KeyedStep) -> Any:
+            rows = self._read(*listed.statement(step))
+            return [item(row) for row in rows] if isinstance(step, paging.Slice) else rows[0][0]
+
         self._read("BEGIN")  # one snapshot for the page and what lies around it
         try:
-            return self._trash(cursor)
+            return paging.run(paging.keyed(cursor), answer)
         finally:
             self._read("COMMIT")
-
-    def _trash(self, cursor: paging.Cursor[int]) -> paging.Page[storage.Removal, int]:
-        order = "ORDER BY p.removido_em DESC, p.id DESC LIMIT ?"
-        if cursor.before is not None:
-            rows = self._read(
-                f"{_REMOVED} AND (p.removido_em, p.id) > {_POSITION} "
-                "ORDER BY p.removido_em ASC, p.id ASC LIMIT ?",
-                (cursor.before, cursor.limit),
-            )[::-1]
-        elif cursor.after is not None:
-            rows = self._read(
-                f"{_REMOVED} AND (p.removido_em, p.id) < {_POSITION} {order}",
-                (cursor.after, cursor.limit),
-            )
-        else:
-            rows = self._read(f"{_REMOVED} {order}", (cursor.limit,))
-        removed = "SELECT 1 FROM produtos WHERE removido_em IS NOT NULL"
-        if not rows:
-            anywhere = self._read(f"SELECT EXISTS({removed})")[0][0]
-            return paging.page_of(cursor, [], None, False, 0, anywhere)
-        first, last = rows[0][0], rows[-1][0]
-        older = self._read(
-            f"SELECT EXISTS({removed} AND (removido_em, id) < {_POSITION})", (last,)
-        )[0][0]
-        newer = self._read(
-            f"SELECT count(*) FROM ({removed} AND (removido_em, id) > {_POSITION} LIMIT ?)",
-            (first, cursor.limit + 1),
-        )[0][0]
-        items = [_removal(row) for row in rows]
-        return paging.page_of(cursor, items, (first, last), older, newer, True)
 
     async def purge(self, removed_before: float) -> int:
         def run(connection: sqlite3.Connection) -> int:
@@ -126,43 +122,12 @@ class SQLiteHistory:
         return await self._submit(run)
 
     async def history(self, id: int, cursor: paging.Cursor[int]) -> paging.Page[Evento, int]:
-        self._read("BEGIN")
-        try:
-            return self._history(id, cursor)
-        finally:
-            self._read("COMMIT")
-
-    def _history(self, id: int, cursor: paging.Cursor[int]) -> paging.Page[Evento, int]:
-        base = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ?"
-        if cursor.before is not None:
-            rows = self._read(
-                f"{base} AND versao > ? ORDER BY versao ASC LIMIT ?",
-                (id, cursor.before, cursor.limit),
-            )[::-1]
-        elif cursor.after is not None:
-            rows = self._read(
-                f"{base} AND versao < ? ORDER BY versao DESC LIMIT ?",
-                (id, cursor.after, cursor.limit),
-            )
-        else:
-            rows = self._read(f"{base} ORDER BY versao DESC LIMIT ?", (id, cursor.limit))
-        events = "SELECT 1 FROM eventos WHERE produto_id = ?"
-        if not rows:
-            anywhere = self._read(f"SELECT EXISTS({events})", (id,))[0][0]
-            return paging.page_of(cursor, [], None, False, 0, anywhere)
-        items = [evento_of(row) for row in rows]
-        first, last = items[0].versao, items[-1].versao
-        older = self._read(f"SELECT EXISTS({events} AND versao < ?)", (id, last))[0][0]
-        newer = self._read(
-            f"SELECT count(*) FROM ({events} AND versao > ? LIMIT ?)",
-            (id, first, cursor.limit + 1),
-        )[0][0]
-        return paging.page_of(cursor, items, (first, last), older, newer, True)
+        events = _EVENTS._replace(params=(id,))
+        return self._keyed(events, cursor, lambda row: (evento_of(row), row[3]))
 
     async def versions(self, id: int, since: int, limit: int) -> list[Evento]:
         rows = self._read(
-            f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ? AND versao >= ? "
-            "ORDER BY versao LIMIT ?",
+            f"{_EVENTS.rows} AND versao >= ? ORDER BY versao LIMIT ?",
             (id, since, limit),
         )
         return [evento_of(row) for row in rows]
