@@ -69,6 +69,22 @@ class Usuario:
     criado_em: float
 
 
+@dataclass(frozen=True)
+class UserChange:
+    """What changes of a user (None: left as it is). A new password (not `same_password`, the
+    same one hashed anew) or a deactivation ends the user's sessions, all but `keep_session`."""
+
+    papel: Papel | None = None
+    ativo: bool | None = None
+    password_hash: str | None = None
+    keep_session: int | None = None
+    same_password: bool = False
+
+    @property
+    def ends_sessions(self) -> bool:
+        return (self.password_hash is not None and not self.same_password) or self.ativo is False
+
+
 class Principal(NamedTuple):
     """Who is asking: a user signed in through a session, or through one of their tokens. A
     token's role is the lesser of its own and its user's, as the user's is now. (A tuple: one

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from catalogo import accounts, history, migrations, produtos, services
-from catalogo.accounts import ContaInvalida, Passwords
+from catalogo.accounts import ContaInvalida, Passwords, UserChange
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
 from catalogo.storage import Storage, StorageUnavailable, UnknownUser, UserExists, open_storage
 
@@ -199,7 +199,7 @@ def _usuarios(settings: Settings, args: argparse.Namespace) -> None:
         return
     nome = accounts.parse_nome(args.nome)
     if args.action == "desativar":
-        _with(settings, lambda storage: storage.update_user(nome, ativo=False))
+        _with(settings, lambda storage: storage.update_user(nome, UserChange(ativo=False)))
         print(
             f"catalogo: {nome} desativado; as sessões dele acabaram, os tokens dele não valem mais"
         )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from catalogo import accounts, history
-from catalogo.accounts import Busy, ContaInvalida, Passwords, Token, Usuario
+from catalogo.accounts import Busy, ContaInvalida, Passwords, Token, UserChange, Usuario
 from catalogo.history import Autoria
 from catalogo.merge import Merge, merge
 from catalogo.produtos import Produto
@@ -43,7 +43,7 @@ async def check_password(
     await storage.sign_in_succeeded(attempt)
     if passwords.needs_rehash(stored):
         rehashed = await passwords.hash(senha)
-        await storage.update_user(nome, password_hash=rehashed, same_password=True)
+        await storage.update_user(nome, UserChange(password_hash=rehashed, same_password=True))
     return usuario
 
 
@@ -91,7 +91,9 @@ async def change_password(
     if repeated is not None and unicodedata.normalize("NFC", repeated) != nova:
         raise ContaInvalida("As senhas digitadas não são iguais.")
     hashed = await passwords.hash(nova)
-    return await storage.update_user(nome, password_hash=hashed, keep_session=keep_session)
+    return await storage.update_user(
+        nome, UserChange(password_hash=hashed, keep_session=keep_session)
+    )
 
 
 async def issue_token(

@@ -16,7 +16,7 @@ from starlette.responses import Response
 
 from catalogo import accounts, errors, services, templating
 from catalogo.access import Need, local_path, resume, session_cookie, sign_in_page, why_sign_in
-from catalogo.accounts import Busy, ContaInvalida, Principal, Throttled
+from catalogo.accounts import Busy, ContaInvalida, Principal, Throttled, UserChange
 from catalogo.bodies import read_form
 from catalogo.identity import principal, visitor
 from catalogo.negotiation import HTML
@@ -252,7 +252,7 @@ class UsuarioResource(Resource):
             raise errors.bad_request("«ativo» deve ser sim ou nao.")
         try:
             await shared_of(request).storage.update_user(
-                nome, papel=papel, ativo=form["ativo"] == "sim"
+                nome, UserChange(papel=papel, ativo=form["ativo"] == "sim")
             )
         except UnknownUser:
             raise errors.not_found(f"Não há usuário «{nome:.64}».") from None

@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
-from catalogo.accounts import Papel, Principal, Sessao, Token, Usuario
+from catalogo.accounts import Papel, Principal, Sessao, Token, UserChange, Usuario
 from catalogo.history import Autoria, Evento
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query
@@ -200,17 +200,8 @@ class AccountStore(Protocol):
         """Raises UserExists."""
         ...
 
-    async def update_user(
-        self,
-        nome: str,
-        papel: Papel | None = None,
-        ativo: bool | None = None,
-        password_hash: str | None = None,
-        keep_session: int | None = None,
-        same_password: bool = False,
-    ) -> Usuario:
-        """Changes what is given. A new password (not `same_password` hashed anew) or a
-        deactivation ends the user's sessions, all but `keep_session`. Raises UnknownUser."""
+    async def update_user(self, nome: str, change: UserChange) -> Usuario:
+        """Raises UnknownUser."""
         ...
 
     async def reserve_sign_in(self, nome: str, address: str, now: float) -> int:

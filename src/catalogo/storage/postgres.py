@@ -23,13 +23,9 @@ from catalogo import history, storage
 from catalogo.history import Autoria
 from catalogo.produtos import Produto, same_fields
 from catalogo.search import folded
+from catalogo.storage.history_rows import EVENT_COLUMNS, event_row
 from catalogo.storage.postgres_accounts import PostgresAccounts
-from catalogo.storage.postgres_history import (
-    EVENT_COLUMNS,
-    WRITING_EVENT,
-    PostgresHistory,
-    produto_of,
-)
+from catalogo.storage.postgres_history import WRITING_EVENT, PostgresHistory, produto_of
 from catalogo.storage.postgres_pool import Connection
 from catalogo.storage.postgres_search import PostgresSearch
 
@@ -110,7 +106,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
                     "atualizado_em": now,
                 }
             )
-            await _record(connection, "alterado", depois, antes, depois, autoria, now)
+            await _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
             return storage.Saved(depois, changed=True)
 
         return await self._change(update)
@@ -121,7 +117,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
             now = time.time()
             versao = await _mark_removed(connection, id, now, now)
             removed = antes.model_copy(update={"versao": versao, "atualizado_em": now})
-            await _record(connection, "removido", removed, antes, None, autoria, now)
+            await _record(connection, event_row("removido", removed, antes, None, autoria, now))
             return removed
 
         return await self._change(delete)
@@ -139,7 +135,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
             now = time.time()
             versao = await _mark_removed(connection, id, None, now)
             back = current.model_copy(update={"versao": versao, "atualizado_em": now})
-            await _record(connection, "restaurado", back, None, back, autoria, now)
+            await _record(connection, event_row("restaurado", back, None, back, autoria, now))
             return back
 
         return await self._change(restore)
@@ -237,7 +233,7 @@ async def _insert(connection: Connection, produto: Produto, autoria: Autoria) ->
     created = produto.model_copy(
         update={"id": rows[0][0], "versao": rows[0][1], "criado_em": now, "atualizado_em": now}
     )
-    await _record(connection, "criado", created, None, created, autoria, now)
+    await _record(connection, event_row("criado", created, None, created, autoria, now))
     return created
 
 
@@ -267,27 +263,14 @@ async def _mark_removed(connection: Connection, id: int, when: float | None, now
     return versao
 
 
-async def _record(
-    connection: Connection,
-    tipo: history.Tipo,
-    produto: Produto,
-    antes: Produto | None,
-    depois: Produto | None,
-    autoria: Autoria,
-    now: float,
-) -> None:
-    """The change's event, in the change's own transaction, last: see WRITING_EVENT."""
+async def _record(connection: Connection, event: tuple[Any, ...]) -> None:
+    """The change's event (history_rows.event_row), in the change's own transaction, last:
+    see WRITING_EVENT."""
     await connection.execute(WRITING_EVENT)
     await connection.execute(
         f"INSERT INTO eventos ({EVENT_COLUMNS}) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-        produto.id,
-        tipo,
-        produto.versao,
-        None if antes is None else history.fields_json(antes),
-        None if depois is None else history.fields_json(depois),
-        *autoria,
-        now,
+        *event,
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import asyncpg
 
 from catalogo import accounts, storage
-from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
+from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, UserChange, Usuario
 from catalogo.storage.postgres_pool import Connection, PostgresPool
 
 T = TypeVar("T")
@@ -86,34 +86,24 @@ class PostgresAccounts(PostgresPool):
         except asyncpg.UniqueViolationError:
             raise storage.UserExists(nome) from None
 
-    async def update_user(
-        self,
-        nome: str,
-        papel: Papel | None = None,
-        ativo: bool | None = None,
-        password_hash: str | None = None,
-        keep_session: int | None = None,
-        same_password: bool = False,
-    ) -> Usuario:
+    async def update_user(self, nome: str, change: UserChange) -> Usuario:
         async def update(connection: "Connection") -> Any:
             async with connection.transaction():
                 row = await connection.fetchrow(
                     "UPDATE usuarios SET papel = coalesce($1, papel), "
                     "ativo = coalesce($2, ativo), password_hash = coalesce($3, password_hash) "
                     f"WHERE nome = $4 RETURNING {_USER}",
-                    papel,
-                    ativo,
-                    password_hash,
+                    change.papel,
+                    change.ativo,
+                    change.password_hash,
                     nome,
                 )
-                if row is not None and (
-                    (password_hash is not None and not same_password) or ativo is False
-                ):
+                if row is not None and change.ends_sessions:
                     await connection.execute(
                         "DELETE FROM sessions WHERE usuario_id = $1 "
                         "AND id IS DISTINCT FROM $2::bigint",
                         row[0],
-                        keep_session,
+                        change.keep_session,
                     )
                 return row
 

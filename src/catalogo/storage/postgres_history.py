@@ -18,36 +18,19 @@ bench/eventlock.py measures both.
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from catalogo import history, storage
+from catalogo import storage
 from catalogo.history import Evento
 from catalogo.produtos import Produto
-from catalogo.storage import paging
+from catalogo.storage import history_rows, paging
+from catalogo.storage.history_rows import EVENT_COLUMNS, EVENTS, evento_of
 from catalogo.storage.postgres_pool import Connection, PostgresPool
 
 T = TypeVar("T")
 _EVENTS_KEY = 7161125707150441327  # any constant of our own: "catalogo" in ASCII
 WRITING_EVENT = f"SELECT pg_advisory_xact_lock_shared({_EVENTS_KEY})"
 _READING_EVENTS = f"SELECT pg_advisory_xact_lock({_EVENTS_KEY})"
-EVENT_COLUMNS = "produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em"
-_REMOVED = (
-    "SELECT p.id, p.nome, p.descricao, p.preco, p.versao, p.criado_em, p.atualizado_em, "
-    "p.removido_em, e.quem, e.token FROM produtos p LEFT JOIN eventos e "
-    "ON e.produto_id = p.id AND e.versao = p.versao WHERE p.removido_em IS NOT NULL"
-)
-_TRASH = paging.KeyedList(  # sqlite_history.py's, with `?` numbered
-    _REMOVED,
-    "p.removido_em, p.id",
-    "SELECT 1 FROM produtos WHERE removido_em IS NOT NULL",
-    "removido_em, id",
-    "(SELECT removido_em, id FROM produtos WHERE id = ? AND removido_em IS NOT NULL)",
-)
-_EVENTS = paging.KeyedList(
-    f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ?",
-    "versao",
-    "SELECT 1 FROM eventos WHERE produto_id = ?",
-    "versao",
-    "?",
-)
+_TRASH = history_rows.trash("preco")
+_REMOVED = _TRASH.rows
 
 
 def numbered(sql: str) -> str:
@@ -65,23 +48,6 @@ def produto_of(row: Any) -> Produto:
         versao=row[4],
         criado_em=row[5],
         atualizado_em=row[6],
-    )
-
-
-def evento_of(row: Any) -> Evento:
-    return Evento(
-        id=row[0],
-        produto_id=row[1],
-        tipo=row[2],
-        versao=row[3],
-        antes=history.parse_fields(row[4]),
-        depois=history.parse_fields(row[5]),
-        quem=row[6],
-        token=row[7],
-        origem=row[8],
-        request_id=row[9],
-        lote=row[10],
-        em=row[11],
     )
 
 
@@ -125,12 +91,12 @@ class PostgresHistory(PostgresPool):
         return await self._run(purge)  # running it again deletes what is left: the same
 
     async def history(self, id: int, cursor: paging.Cursor[int]) -> paging.Page[Evento, int]:
-        events = _EVENTS._replace(params=(id,))
+        events = EVENTS._replace(params=(id,))
         return await self._keyed(events, cursor, lambda row: (evento_of(row), row[3]))
 
     async def versions(self, id: int, since: int, limit: int) -> list[Evento]:
         rows = await self._fetch(
-            numbered(f"{_EVENTS.rows} AND versao >= ? ORDER BY versao LIMIT ?"), id, since, limit
+            numbered(f"{EVENTS.rows} AND versao >= ? ORDER BY versao LIMIT ?"), id, since, limit
         )
         return [evento_of(row) for row in rows]
 

@@ -18,8 +18,9 @@ from catalogo import history, storage
 from catalogo.history import Autoria
 from catalogo.produtos import Produto, same_fields
 from catalogo.search import folded
+from catalogo.storage.history_rows import EVENT_COLUMNS, event_row
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
-from catalogo.storage.sqlite_history import COLUMNS, EVENT_COLUMNS, LIVE, SQLiteHistory, produto_of
+from catalogo.storage.sqlite_history import COLUMNS, LIVE, SQLiteHistory, produto_of
 from catalogo.storage.sqlite_readers import Reader, Readers
 from catalogo.storage.sqlite_search import SQLiteSearch
 from catalogo.storage.sqlite_writer import Writer
@@ -37,31 +38,14 @@ def _insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) 
     created = produto.model_copy(
         update={"id": rows[0][0], "versao": rows[0][1], "criado_em": now, "atualizado_em": now}
     )
-    _record(connection, "criado", created, None, created, autoria, now)
+    _record(connection, event_row("criado", created, None, created, autoria, now))
     return created
 
 
-def _record(
-    connection: sqlite3.Connection,
-    tipo: history.Tipo,
-    produto: Produto,
-    antes: Produto | None,
-    depois: Produto | None,
-    autoria: Autoria,
-    now: float,
-) -> None:
-    """The change's event, in the change's own transaction (see history.py)."""
+def _record(connection: sqlite3.Connection, event: tuple[Any, ...]) -> None:
+    """The change's event (history_rows.event_row), in the change's own transaction."""
     connection.execute(
-        f"INSERT INTO eventos ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            produto.id,
-            tipo,
-            produto.versao,
-            None if antes is None else history.fields_json(antes),
-            None if depois is None else history.fields_json(depois),
-            *autoria,
-            now,
-        ),
+        f"INSERT INTO eventos ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", event
     )
 
 
@@ -201,7 +185,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
                     "atualizado_em": now,
                 }
             )
-            _record(connection, "alterado", depois, antes, depois, autoria, now)
+            _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
             return storage.Saved(depois, changed=True)
 
         return await self._writer.submit(run)
@@ -216,7 +200,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
                 (now, now, id),
             )
             removed = antes.model_copy(update={"versao": _next(antes), "atualizado_em": now})
-            _record(connection, "removido", removed, antes, None, autoria, now)
+            _record(connection, event_row("removido", removed, antes, None, autoria, now))
             return removed
 
         return await self._writer.submit(run)
@@ -238,7 +222,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
                 (now, id),
             )
             back = current.model_copy(update={"versao": _next(current), "atualizado_em": now})
-            _record(connection, "restaurado", back, None, back, autoria, now)
+            _record(connection, event_row("restaurado", back, None, back, autoria, now))
             return back
 
         return await self._writer.submit(run)

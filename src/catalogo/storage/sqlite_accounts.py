@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalogo import accounts, storage
-from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
+from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, UserChange, Usuario
 
 T = TypeVar("T")
 _USER = "id, nome, papel, ativo, created_at"
@@ -72,27 +72,19 @@ class SQLiteAccounts:
 
         return await self._submit(run)
 
-    async def update_user(
-        self,
-        nome: str,
-        papel: Papel | None = None,
-        ativo: bool | None = None,
-        password_hash: str | None = None,
-        keep_session: int | None = None,
-        same_password: bool = False,
-    ) -> Usuario:
+    async def update_user(self, nome: str, change: UserChange) -> Usuario:
         def run(connection: sqlite3.Connection) -> Usuario:
             row = connection.execute(
                 "UPDATE usuarios SET papel = coalesce(?, papel), ativo = coalesce(?, ativo), "
                 f"password_hash = coalesce(?, password_hash) WHERE nome = ? RETURNING {_USER}",
-                (papel, ativo, password_hash, nome),
+                (change.papel, change.ativo, change.password_hash, nome),
             ).fetchone()
             if row is None:
                 raise storage.UnknownUser(nome)
-            if (password_hash is not None and not same_password) or ativo is False:
+            if change.ends_sessions:
                 connection.execute(
                     "DELETE FROM sessions WHERE usuario_id = ? AND id IS NOT ?",
-                    (row[0], keep_session),
+                    (row[0], change.keep_session),
                 )
             return _usuario(row)
 

@@ -12,37 +12,17 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from catalogo import history, storage
+from catalogo import storage
 from catalogo.history import Evento
 from catalogo.produtos import Produto
-from catalogo.storage import paging
+from catalogo.storage import history_rows, paging
+from catalogo.storage.history_rows import EVENT_COLUMNS, EVENTS, evento_of
 
 T = TypeVar("T")
-EVENT_COLUMNS = "produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em"
 COLUMNS = "id, nome, descricao, preco_centavos, versao, criado_em, atualizado_em"
 LIVE = "removido_em IS NULL"
-# A removed product and its removal: the event that made its current version.
-_REMOVED = (
-    "SELECT p.id, p.nome, p.descricao, p.preco_centavos, p.versao, p.criado_em, "
-    "p.atualizado_em, p.removido_em, e.quem, e.token FROM produtos p LEFT JOIN eventos e "
-    "ON e.produto_id = p.id AND e.versao = p.versao WHERE p.removido_em IS NOT NULL"
-)
-# The trash, newest removal first; a product's position in it, from its id.
-_TRASH = paging.KeyedList(
-    _REMOVED,
-    "p.removido_em, p.id",
-    "SELECT 1 FROM produtos WHERE removido_em IS NOT NULL",
-    "removido_em, id",
-    "(SELECT removido_em, id FROM produtos WHERE id = ? AND removido_em IS NOT NULL)",
-)
-# A product's history, newest version first (its params: the product's id).
-_EVENTS = paging.KeyedList(
-    f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE produto_id = ?",
-    "versao",
-    "SELECT 1 FROM eventos WHERE produto_id = ?",
-    "versao",
-    "?",
-)
+_TRASH = history_rows.trash("preco_centavos")
+_REMOVED = _TRASH.rows
 
 
 def produto_of(row: tuple[Any, ...]) -> Produto:
@@ -55,24 +35,6 @@ def produto_of(row: tuple[Any, ...]) -> Produto:
         versao=versao,
         criado_em=criado_em,
         atualizado_em=atualizado_em,
-    )
-
-
-def evento_of(row: tuple[Any, ...]) -> Evento:
-    id, produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em = row
-    return Evento(
-        id=id,
-        produto_id=produto_id,
-        tipo=tipo,
-        versao=versao,
-        antes=history.parse_fields(antes),
-        depois=history.parse_fields(depois),
-        quem=quem,
-        token=token,
-        origem=origem,
-        lote=lote,
-        request_id=request_id,
-        em=em,
     )
 
 
@@ -122,12 +84,12 @@ class SQLiteHistory:
         return await self._submit(run)
 
     async def history(self, id: int, cursor: paging.Cursor[int]) -> paging.Page[Evento, int]:
-        events = _EVENTS._replace(params=(id,))
+        events = EVENTS._replace(params=(id,))
         return self._keyed(events, cursor, lambda row: (evento_of(row), row[3]))
 
     async def versions(self, id: int, since: int, limit: int) -> list[Evento]:
         rows = self._read(
-            f"{_EVENTS.rows} AND versao >= ? ORDER BY versao LIMIT ?",
+            f"{EVENTS.rows} AND versao >= ? ORDER BY versao LIMIT ?",
             (id, since, limit),
         )
         return [evento_of(row) for row in rows]
