@@ -69,7 +69,8 @@ def add_token(
         storage = await open_storage(Settings(database_url=database))
         try:
             digest = accounts.digest(secret)
-            await storage.create_token(usuario_id, "testes", papel, digest, time.time(), expires_at)
+            new = accounts.NewToken(usuario_id, "testes", papel, digest, time.time(), expires_at)
+            await storage.create_token(new)
         finally:
             await storage.close()
 

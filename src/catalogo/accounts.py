@@ -112,6 +112,28 @@ class Sessao:
     user_agent: str
 
 
+class NewSession(NamedTuple):
+    """A session as it is stored: its secret only as a hash (digest)."""
+
+    usuario_id: int
+    secret_hash: str
+    criado_em: float
+    expira_em: float
+    address: str
+    user_agent: str
+
+
+class NewToken(NamedTuple):
+    """A token as it is stored: its secret only as a hash (digest)."""
+
+    usuario_id: int
+    nome: str
+    papel: Papel
+    secret_hash: str
+    criado_em: float
+    expira_em: float | None
+
+
 @dataclass(frozen=True)
 class Token:
     id: int

@@ -10,7 +10,16 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from catalogo import accounts, history
-from catalogo.accounts import Busy, ContaInvalida, Passwords, Token, UserChange, Usuario
+from catalogo.accounts import (
+    Busy,
+    ContaInvalida,
+    NewSession,
+    NewToken,
+    Passwords,
+    Token,
+    UserChange,
+    Usuario,
+)
 from catalogo.history import Autoria
 from catalogo.merge import Merge, merge
 from catalogo.produtos import Produto
@@ -61,8 +70,9 @@ async def open_session(
     if replaced is not None and accounts.is_session_secret(replaced):
         await storage.end_session(accounts.digest(replaced))
     secret = accounts.new_session_secret()
+    digest = accounts.digest(secret)
     await storage.create_session(
-        usuario.id, accounts.digest(secret), now, now + lifetime_s, address, user_agent
+        NewSession(usuario.id, digest, now, now + lifetime_s, address, user_agent)
     )
     return secret
 
@@ -113,7 +123,8 @@ async def issue_token(
     secret = accounts.new_token()
     now = time.time()
     expires = None if days is None else now + days * 86400
-    token = await storage.create_token(dono.id, label, role, accounts.digest(secret), now, expires)
+    digest = accounts.digest(secret)
+    token = await storage.create_token(NewToken(dono.id, label, role, digest, now, expires))
     return token, secret
 
 

@@ -8,7 +8,16 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
-from catalogo.accounts import Papel, Principal, Sessao, Token, UserChange, Usuario
+from catalogo.accounts import (
+    NewSession,
+    NewToken,
+    Papel,
+    Principal,
+    Sessao,
+    Token,
+    UserChange,
+    Usuario,
+)
 from catalogo.history import Autoria, Evento
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query
@@ -218,15 +227,7 @@ class AccountStore(Protocol):
         """The password was never checked: the try counts for nothing."""
         ...
 
-    async def create_session(
-        self,
-        usuario_id: int,
-        secret_hash: str,
-        now: float,
-        expires_at: float,
-        address: str,
-        user_agent: str,
-    ) -> None: ...
+    async def create_session(self, session: NewSession) -> None: ...
 
     async def session_principal(self, secret_hash: str, now: float) -> Principal | None:
         """Whose live session this is, if its user is active."""
@@ -242,15 +243,7 @@ class AccountStore(Protocol):
 
     async def end_session(self, secret_hash: str) -> None: ...
 
-    async def create_token(
-        self,
-        usuario_id: int,
-        nome: str,
-        papel: Papel,
-        secret_hash: str,
-        now: float,
-        expires_at: float | None,
-    ) -> Token: ...
+    async def create_token(self, token: NewToken) -> Token: ...
 
     async def token_principal(self, secret_hash: str, now: float) -> Principal | None:
         """Whose live token this is, if its user is active; notes its use (once a minute)."""

@@ -23,11 +23,11 @@ from catalogo import history, storage
 from catalogo.history import Autoria
 from catalogo.produtos import Produto, same_fields
 from catalogo.search import folded
-from catalogo.storage.history_rows import EVENT_COLUMNS, event_row
 from catalogo.storage.postgres_accounts import PostgresAccounts
 from catalogo.storage.postgres_history import WRITING_EVENT, PostgresHistory, produto_of
 from catalogo.storage.postgres_pool import Connection
 from catalogo.storage.postgres_search import PostgresSearch
+from catalogo.storage.sql import EVENT_COLUMNS, event_row
 
 SEED_BATCH = 10_000
 _COLUMNS = "id, nome, descricao, preco, versao, criado_em, atualizado_em"
@@ -113,12 +113,9 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         async def delete(connection: Connection) -> Produto:
-            antes = await _current(connection, id, versions)
-            now = time.time()
-            versao = await _mark_removed(connection, id, now, now)
-            removed = antes.model_copy(update={"versao": versao, "atualizado_em": now})
-            await _record(connection, event_row("removido", removed, antes, None, autoria, now))
-            return removed
+            return await _mark_removed(
+                connection, await _current(connection, id, versions), autoria
+            )
 
         return await self._change(delete)
 
@@ -132,11 +129,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
             current = produto_of(row)
             if row[7] is None:
                 raise storage.NotRemoved(current)
-            now = time.time()
-            versao = await _mark_removed(connection, id, None, now)
-            back = current.model_copy(update={"versao": versao, "atualizado_em": now})
-            await _record(connection, event_row("restaurado", back, None, back, autoria, now))
-            return back
+            return await _mark_removed(connection, current, autoria, restored=True)
 
         return await self._change(restore)
 
@@ -251,20 +244,28 @@ async def _current(connection: Connection, id: int, versions: Collection[int] | 
     return current
 
 
-async def _mark_removed(connection: Connection, id: int, when: float | None, now: float) -> int:
-    """A removal (`when`) or a restore (None) as a new version of the product: its number."""
-    versao: int = await connection.fetchval(
+async def _mark_removed(
+    connection: Connection, current: Produto, autoria: Autoria, restored: bool = False
+) -> Produto:
+    """A removal (or a restore) as a new version of the product, and its event."""
+    now = time.time()
+    versao = await connection.fetchval(
         "UPDATE produtos SET removido_em = $2, versao = versao + 1, atualizado_em = $3 "
         "WHERE id = $1 RETURNING versao",
-        id,
-        when,
+        current.id,
+        None if restored else now,
         now,
     )
-    return versao
+    changed = current.model_copy(update={"versao": versao, "atualizado_em": now})
+    if restored:
+        await _record(connection, event_row("restaurado", changed, None, changed, autoria, now))
+    else:
+        await _record(connection, event_row("removido", changed, current, None, autoria, now))
+    return changed
 
 
 async def _record(connection: Connection, event: tuple[Any, ...]) -> None:
-    """The change's event (history_rows.event_row), in the change's own transaction, last:
+    """The change's event (sql.event_row), in the change's own transaction, last:
     see WRITING_EVENT."""
     await connection.execute(WRITING_EVENT)
     await connection.execute(

@@ -9,15 +9,11 @@ from typing import Any, TypeVar
 import asyncpg
 
 from catalogo import accounts, storage
-from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, UserChange, Usuario
+from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
 from catalogo.storage.postgres_pool import Connection, PostgresPool
+from catalogo.storage.sql import TOKEN_COLUMNS, TOKENS_FROM, USER_COLUMNS
 
 T = TypeVar("T")
-_USER = "id, nome, papel, ativo, created_at"
-_TOKENS_COLUMNS = (
-    "t.id, u.nome, t.nome, t.papel, t.created_at, t.expires_at, t.last_used_at, t.revoked_at"
-)
-_TOKENS_FROM = "FROM tokens t JOIN usuarios u ON u.id = t.usuario_id"
 _FAILURES = """
 WITH last_success AS (
     SELECT coalesce(max(at), 0) AS at FROM login_attempts
@@ -61,12 +57,13 @@ class PostgresAccounts(PostgresPool):
 
     async def users(self) -> list[Usuario]:
         return [
-            _usuario(r) for r in await self._fetch(f"SELECT {_USER} FROM usuarios ORDER BY nome")
+            _usuario(r)
+            for r in await self._fetch(f"SELECT {USER_COLUMNS} FROM usuarios ORDER BY nome")
         ]
 
     async def user(self, nome: str) -> tuple[Usuario, str] | None:
         rows = await self._fetch(
-            f"SELECT {_USER}, password_hash FROM usuarios WHERE nome = $1", nome
+            f"SELECT {USER_COLUMNS}, password_hash FROM usuarios WHERE nome = $1", nome
         )
         return (_usuario(rows[0]), rows[0][5]) if rows else None
 
@@ -74,7 +71,7 @@ class PostgresAccounts(PostgresPool):
         async def create(connection: "Connection") -> Any:
             return await connection.fetchrow(
                 "INSERT INTO usuarios (nome, papel, password_hash, created_at) "
-                f"VALUES ($1, $2, $3, $4) RETURNING {_USER}",
+                f"VALUES ($1, $2, $3, $4) RETURNING {USER_COLUMNS}",
                 nome,
                 papel,
                 password_hash,
@@ -86,13 +83,13 @@ class PostgresAccounts(PostgresPool):
         except asyncpg.UniqueViolationError:
             raise storage.UserExists(nome) from None
 
-    async def update_user(self, nome: str, change: UserChange) -> Usuario:
+    async def update_user(self, nome: str, change: accounts.UserChange) -> Usuario:
         async def update(connection: "Connection") -> Any:
             async with connection.transaction():
                 row = await connection.fetchrow(
                     "UPDATE usuarios SET papel = coalesce($1, papel), "
                     "ativo = coalesce($2, ativo), password_hash = coalesce($3, password_hash) "
-                    f"WHERE nome = $4 RETURNING {_USER}",
+                    f"WHERE nome = $4 RETURNING {USER_COLUMNS}",
                     change.papel,
                     change.ativo,
                     change.password_hash,
@@ -153,26 +150,13 @@ class PostgresAccounts(PostgresPool):
 
         await self._run(forget)  # deleting twice deletes once
 
-    async def create_session(
-        self,
-        usuario_id: int,
-        secret_hash: str,
-        now: float,
-        expires_at: float,
-        address: str,
-        user_agent: str,
-    ) -> None:
+    async def create_session(self, session: accounts.NewSession) -> None:
         async def create(connection: "Connection") -> None:
             await connection.execute(
                 "WITH old AS (DELETE FROM sessions WHERE expires_at < $3) "
                 "INSERT INTO sessions (usuario_id, secret_hash, created_at, expires_at, address, "
                 "user_agent) VALUES ($1, $2, $3, $4, $5, $6)",
-                usuario_id,
-                secret_hash,
-                now,
-                expires_at,
-                address,
-                user_agent,
+                *session,
             )
 
         await self._write(create)
@@ -217,33 +201,20 @@ class PostgresAccounts(PostgresPool):
 
         await self._run(end)
 
-    async def create_token(
-        self,
-        usuario_id: int,
-        nome: str,
-        papel: Papel,
-        secret_hash: str,
-        now: float,
-        expires_at: float | None,
-    ) -> Token:
+    async def create_token(self, token: accounts.NewToken) -> Token:
         async def create(connection: "Connection") -> Any:
             return await connection.fetchrow(
                 "WITH t AS (INSERT INTO tokens (usuario_id, nome, papel, secret_hash, created_at, "
                 "expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *) "
-                f"SELECT {_TOKENS_COLUMNS} FROM t JOIN usuarios u ON u.id = t.usuario_id",
-                usuario_id,
-                nome,
-                papel,
-                secret_hash,
-                now,
-                expires_at,
+                f"SELECT {TOKEN_COLUMNS} FROM t JOIN usuarios u ON u.id = t.usuario_id",
+                *token,
             )
 
         return _token(await self._write(create))
 
     async def token_principal(self, secret_hash: str, now: float) -> Principal | None:
         rows = await self._fetch(
-            f"SELECT u.id, u.nome, u.papel, t.papel, t.id, t.last_used_at, t.nome {_TOKENS_FROM} "
+            f"SELECT u.id, u.nome, u.papel, t.papel, t.id, t.last_used_at, t.nome {TOKENS_FROM} "
             "WHERE t.secret_hash = $1 AND t.revoked_at IS NULL "
             "AND (t.expires_at IS NULL OR t.expires_at > $2) AND u.ativo",
             secret_hash,
@@ -267,9 +238,7 @@ class PostgresAccounts(PostgresPool):
     async def tokens(self) -> list[Token]:
         return [
             _token(r)
-            for r in await self._fetch(
-                f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} ORDER BY t.id DESC"
-            )
+            for r in await self._fetch(f"SELECT {TOKEN_COLUMNS} {TOKENS_FROM} ORDER BY t.id DESC")
         ]
 
     async def revoke_token(self, id: int, now: float) -> Token | None:
@@ -278,7 +247,7 @@ class PostgresAccounts(PostgresPool):
                 "UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL", now, id
             )
             return await connection.fetchrow(
-                f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} WHERE t.id = $1", id
+                f"SELECT {TOKEN_COLUMNS} {TOKENS_FROM} WHERE t.id = $1", id
             )
 
         row = await self._run(revoke)  # revoking twice revokes once

@@ -21,22 +21,16 @@ from typing import Any, TypeVar
 from catalogo import storage
 from catalogo.history import Evento
 from catalogo.produtos import Produto
-from catalogo.storage import history_rows, paging
-from catalogo.storage.history_rows import EVENT_COLUMNS, EVENTS, evento_of
+from catalogo.storage import paging, sql
 from catalogo.storage.postgres_pool import Connection, PostgresPool
+from catalogo.storage.sql import EVENT_COLUMNS, EVENTS, evento_of, numbered
 
 T = TypeVar("T")
 _EVENTS_KEY = 7161125707150441327  # any constant of our own: "catalogo" in ASCII
 WRITING_EVENT = f"SELECT pg_advisory_xact_lock_shared({_EVENTS_KEY})"
 _READING_EVENTS = f"SELECT pg_advisory_xact_lock({_EVENTS_KEY})"
-_TRASH = history_rows.trash("preco")
+_TRASH = sql.trash("preco")
 _REMOVED = _TRASH.rows
-
-
-def numbered(sql: str) -> str:
-    """SQL written with SQLite's `?` placeholders, in PostgreSQL's `$1`, `$2`…"""
-    parts = sql.split("?")
-    return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
 
 
 def produto_of(row: Any) -> Produto:

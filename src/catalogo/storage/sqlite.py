@@ -18,7 +18,7 @@ from catalogo import history, storage
 from catalogo.history import Autoria
 from catalogo.produtos import Produto, same_fields
 from catalogo.search import folded
-from catalogo.storage.history_rows import EVENT_COLUMNS, event_row
+from catalogo.storage.sql import EVENT_COLUMNS, event_row
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, SQLiteHistory, produto_of
 from catalogo.storage.sqlite_readers import Reader, Readers
@@ -43,10 +43,27 @@ def _insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) 
 
 
 def _record(connection: sqlite3.Connection, event: tuple[Any, ...]) -> None:
-    """The change's event (history_rows.event_row), in the change's own transaction."""
+    """The change's event (sql.event_row), in the change's own transaction."""
     connection.execute(
         f"INSERT INTO eventos ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", event
     )
+
+
+def _mark_removed(
+    connection: sqlite3.Connection, current: Produto, autoria: Autoria, restored: bool = False
+) -> Produto:
+    """A removal (or a restore) as a new version of the product, and its event."""
+    now = time.time()
+    connection.execute(
+        "UPDATE produtos SET removido_em = ?, versao = versao + 1, atualizado_em = ? WHERE id = ?",
+        (None if restored else now, now, current.id),
+    )
+    changed = current.model_copy(update={"versao": _next(current), "atualizado_em": now})
+    if restored:
+        _record(connection, event_row("restaurado", changed, None, changed, autoria, now))
+    else:
+        _record(connection, event_row("removido", changed, current, None, autoria, now))
+    return changed
 
 
 def _current(connection: sqlite3.Connection, id: int, versions: Collection[int] | None) -> Produto:
@@ -192,16 +209,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:
-            antes = _current(connection, id, versions)
-            now = time.time()
-            connection.execute(
-                "UPDATE produtos SET removido_em = ?, versao = versao + 1, atualizado_em = ? "
-                "WHERE id = ?",
-                (now, now, id),
-            )
-            removed = antes.model_copy(update={"versao": _next(antes), "atualizado_em": now})
-            _record(connection, event_row("removido", removed, antes, None, autoria, now))
-            return removed
+            return _mark_removed(connection, _current(connection, id, versions), autoria)
 
         return await self._writer.submit(run)
 
@@ -215,15 +223,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
             current = produto_of(rows[0][:-1])
             if rows[0][-1] is None:
                 raise storage.NotRemoved(current)
-            now = time.time()
-            connection.execute(
-                "UPDATE produtos SET removido_em = NULL, versao = versao + 1, atualizado_em = ? "
-                "WHERE id = ?",
-                (now, id),
-            )
-            back = current.model_copy(update={"versao": _next(current), "atualizado_em": now})
-            _record(connection, event_row("restaurado", back, None, back, autoria, now))
-            return back
+            return _mark_removed(connection, current, autoria, restored=True)
 
         return await self._writer.submit(run)
 

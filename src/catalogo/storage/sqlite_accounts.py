@@ -7,14 +7,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalogo import accounts, storage
-from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, UserChange, Usuario
+from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
+from catalogo.storage.sql import TOKEN_COLUMNS, TOKENS_FROM, USER_COLUMNS
 
 T = TypeVar("T")
-_USER = "id, nome, papel, ativo, created_at"
-_TOKENS_COLUMNS = (
-    "t.id, u.nome, t.nome, t.papel, t.created_at, t.expires_at, t.last_used_at, t.revoked_at"
-)
-_TOKENS_FROM = "FROM tokens t JOIN usuarios u ON u.id = t.usuario_id"
 _FAILURES = """
 SELECT
     (SELECT count(*) FROM login_attempts WHERE nome = ?1 AND address = ?2
@@ -52,10 +48,15 @@ class SQLiteAccounts:
         return bool(self._read("SELECT EXISTS(SELECT 1 FROM usuarios)")[0][0])
 
     async def users(self) -> list[Usuario]:
-        return [_usuario(row) for row in self._read(f"SELECT {_USER} FROM usuarios ORDER BY nome")]
+        return [
+            _usuario(row)
+            for row in self._read(f"SELECT {USER_COLUMNS} FROM usuarios ORDER BY nome")
+        ]
 
     async def user(self, nome: str) -> tuple[Usuario, str] | None:
-        rows = self._read(f"SELECT {_USER}, password_hash FROM usuarios WHERE nome = ?", (nome,))
+        rows = self._read(
+            f"SELECT {USER_COLUMNS}, password_hash FROM usuarios WHERE nome = ?", (nome,)
+        )
         return (_usuario(rows[0]), rows[0][5]) if rows else None
 
     async def create_user(self, nome: str, papel: Papel, password_hash: str, now: float) -> Usuario:
@@ -63,7 +64,7 @@ class SQLiteAccounts:
             try:
                 row = connection.execute(
                     "INSERT INTO usuarios (nome, papel, password_hash, created_at) "
-                    f"VALUES (?, ?, ?, ?) RETURNING {_USER}",
+                    f"VALUES (?, ?, ?, ?) RETURNING {USER_COLUMNS}",
                     (nome, papel, password_hash, now),
                 ).fetchone()
             except sqlite3.IntegrityError:
@@ -72,11 +73,12 @@ class SQLiteAccounts:
 
         return await self._submit(run)
 
-    async def update_user(self, nome: str, change: UserChange) -> Usuario:
+    async def update_user(self, nome: str, change: accounts.UserChange) -> Usuario:
         def run(connection: sqlite3.Connection) -> Usuario:
             row = connection.execute(
                 "UPDATE usuarios SET papel = coalesce(?, papel), ativo = coalesce(?, ativo), "
-                f"password_hash = coalesce(?, password_hash) WHERE nome = ? RETURNING {_USER}",
+                "password_hash = coalesce(?, password_hash) "
+                f"WHERE nome = ? RETURNING {USER_COLUMNS}",
                 (change.papel, change.ativo, change.password_hash, nome),
             ).fetchone()
             if row is None:
@@ -126,21 +128,13 @@ class SQLiteAccounts:
             lambda c: c.execute("DELETE FROM login_attempts WHERE id = ?", (attempt,))
         )
 
-    async def create_session(
-        self,
-        usuario_id: int,
-        secret_hash: str,
-        now: float,
-        expires_at: float,
-        address: str,
-        user_agent: str,
-    ) -> None:
+    async def create_session(self, session: accounts.NewSession) -> None:
         def run(connection: sqlite3.Connection) -> None:
-            connection.execute("DELETE FROM sessions WHERE expires_at < ?", (now,))
+            connection.execute("DELETE FROM sessions WHERE expires_at < ?", (session.criado_em,))
             connection.execute(
                 "INSERT INTO sessions (usuario_id, secret_hash, created_at, expires_at, address, "
                 "user_agent) VALUES (?, ?, ?, ?, ?, ?)",
-                (usuario_id, secret_hash, now, expires_at, address, user_agent),
+                session,
             )
 
         await self._submit(run)
@@ -181,24 +175,16 @@ class SQLiteAccounts:
             lambda c: c.execute("DELETE FROM sessions WHERE secret_hash = ?", (secret_hash,))
         )
 
-    async def create_token(
-        self,
-        usuario_id: int,
-        nome: str,
-        papel: Papel,
-        secret_hash: str,
-        now: float,
-        expires_at: float | None,
-    ) -> Token:
+    async def create_token(self, token: accounts.NewToken) -> Token:
         def run(connection: sqlite3.Connection) -> Token:
             id = connection.execute(
                 "INSERT INTO tokens (usuario_id, nome, papel, secret_hash, created_at, expires_at) "
                 "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                (usuario_id, nome, papel, secret_hash, now, expires_at),
+                token,
             ).fetchone()[0]
             return _token(
                 connection.execute(
-                    f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} WHERE t.id = ?",
+                    f"SELECT {TOKEN_COLUMNS} {TOKENS_FROM} WHERE t.id = ?",
                     (id,),
                 ).fetchone()
             )
@@ -226,7 +212,7 @@ class SQLiteAccounts:
         return Principal(usuario_id, nome, papel, token_id=token_id, token=rotulo)
 
     async def tokens(self) -> list[Token]:
-        rows = self._read(f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} ORDER BY t.id DESC")
+        rows = self._read(f"SELECT {TOKEN_COLUMNS} {TOKENS_FROM} ORDER BY t.id DESC")
         return [_token(row) for row in rows]
 
     async def revoke_token(self, id: int, now: float) -> Token | None:
@@ -235,7 +221,7 @@ class SQLiteAccounts:
                 "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (now, id)
             )
             row = connection.execute(
-                f"SELECT {_TOKENS_COLUMNS} {_TOKENS_FROM} WHERE t.id = ?",
+                f"SELECT {TOKEN_COLUMNS} {TOKENS_FROM} WHERE t.id = ?",
                 (id,),
             ).fetchone()
             return None if row is None else _token(row)

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from catalogo import storage
 from catalogo.history import Evento
 from catalogo.produtos import Produto
-from catalogo.storage import history_rows, paging
-from catalogo.storage.history_rows import EVENT_COLUMNS, EVENTS, evento_of
+from catalogo.storage import paging, sql
+from catalogo.storage.sql import EVENT_COLUMNS, EVENTS, evento_of
 
 T = TypeVar("T")
 COLUMNS = "id, nome, descricao, preco_centavos, versao, criado_em, atualizado_em"
 LIVE = "removido_em IS NULL"
-_TRASH = history_rows.trash("preco_centavos")
+_TRASH = sql.trash("preco_centavos")
 _REMOVED = _TRASH.rows
 
 

@@ -1,5 +1,6 @@
-"""History as rows, the same in both databases: an event's columns and values, and the keyed
-lists (paging.KeyedList, SQL written with `?`) of a product's events and of the trash."""
+"""The SQL both databases share, written with SQLite's `?` (`numbered` for PostgreSQL): an
+event's columns and values, the keyed lists (paging.KeyedList) of a product's events and of the
+trash, a user's and a token's columns."""
 
 from typing import Any
 
@@ -8,6 +9,11 @@ from catalogo.history import Autoria, Evento
 from catalogo.produtos import Produto
 from catalogo.storage import paging
 
+USER_COLUMNS = "id, nome, papel, ativo, created_at"
+TOKEN_COLUMNS = (
+    "t.id, u.nome, t.nome, t.papel, t.created_at, t.expires_at, t.last_used_at, t.revoked_at"  # noqa: S105 (column names)
+)
+TOKENS_FROM = "FROM tokens t JOIN usuarios u ON u.id = t.usuario_id"
 EVENT_COLUMNS = "produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em"
 
 # A product's history, newest version first (its params: the product's id).
@@ -35,6 +41,12 @@ def trash(preco: str) -> paging.KeyedList:
         "removido_em, id",
         "(SELECT removido_em, id FROM produtos WHERE id = ? AND removido_em IS NOT NULL)",
     )
+
+
+def numbered(sql: str) -> str:
+    """SQL written with `?` placeholders, in PostgreSQL's `$1`, `$2`…"""
+    parts = sql.split("?")
+    return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
 
 
 def event_row(
