@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from catalogo.app import create_app
-from catalogo.history import fields_json, parse_fields
+from catalogo.history import Fields, fields_json, parse_fields
 from catalogo.merge import merge
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
@@ -58,9 +58,19 @@ def test_different_changes_to_one_field_are_a_conflict_kept_at_this_persons_valu
 
 
 def test_a_price_written_otherwise_is_the_same_price() -> None:
-    base = {"nome": "Caneca", "descricao": "Azul", "preco": "10.0"}
+    base: Fields = {"nome": "Caneca", "descricao": "Azul", "preco": "10.0"}
     merged = merge(base, product(preco="10"), product(preco="12.00"))
     assert merged.produto.preco == Decimal("12.00") and merged.conflicts == ()
+
+
+def test_a_code_changed_on_one_side_only_is_kept_and_an_event_before_codes_had_none() -> None:
+    base = parse_fields(fields_json(product()))
+    assert base is not None and base["codigo"] is None
+    theirs = product().model_copy(update={"codigo": "CAN-1"})
+    merged = merge(base, product(nome="Xícara"), theirs)
+    assert merged.produto.codigo == "CAN-1" and merged.theirs == ("codigo",)
+    before_codes = {campo: value for campo, value in base.items() if campo != "codigo"}
+    assert merge(before_codes, product(nome="Xícara"), theirs).produto.codigo == "CAN-1"
 
 
 def test_without_a_base_every_field_that_differs_is_a_conflict() -> None:
@@ -82,7 +92,7 @@ def test_a_merge_never_loses_a_change_that_only_one_side_made(
     assert base is not None
     for campo in ("nome", "descricao", "preco"):
         kept, mine, saved = (str(getattr(p, campo)) for p in (merged.produto, ours, theirs))
-        original = str(Decimal(base[campo])) if campo == "preco" else base[campo]
+        original = str(Decimal(str(base[campo]))) if campo == "preco" else base[campo]
         if campo in merged.conflicts:
             assert mine != original and saved != original and mine != saved and kept == mine
         elif mine == original:

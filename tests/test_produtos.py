@@ -181,6 +181,7 @@ class TestFields:
 
     def test_html_attributes_come_from_the_same_rules(self) -> None:
         assert ATRIBUTOS_HTML == {
+            "codigo": {"maxlength": "60"},
             "nome": {"required": "required", "maxlength": "200"},
             "descricao": {"maxlength": "5000"},
             "preco": {"required": "required"},

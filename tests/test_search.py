@@ -1,15 +1,20 @@
 """Search text: folding, the words of a query, and cursors bound to their query."""
 
+from decimal import Decimal
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from catalogo.produtos import Produto
 from catalogo.search import (
     SEPARATOR,
     BadToken,
     Position,
     Query,
+    codigo_key,
     fold,
+    folded,
     position_of,
     searchable,
     terms,
@@ -85,3 +90,22 @@ def test_a_cursor_names_its_position_only_for_its_own_query() -> None:
     for garbage in ["", "abc", "!!!", "e30", "W10"]:
         with pytest.raises(BadToken):
             position_of(by_name, garbage)
+
+
+def test_a_product_is_found_by_its_code_and_two_codes_that_differ_by_case_are_one() -> None:
+    caneca = Produto(nome="Caneca", descricao="Azul", preco=Decimal(1), codigo="CAN-Ärvo")
+    keys = folded(caneca)
+    assert keys.busca.split(SEPARATOR) == ["caneca", "azul", "can-arvo"]
+    assert keys.codigo_chave == codigo_key("can-ärvo") == "can-ärvo"
+    assert folded(Produto(nome="Caneca", preco=Decimal(1))).codigo_chave is None
+
+
+def test_a_cursor_made_before_codes_still_names_its_position() -> None:
+    by_name = Query(terms("caneca"), ordem="nome")
+    made_before = "WyI3YTBiNzg5YTM3MDMiLCJjYW5lY2EgYXp1bCIsN10"  # token() before codes existed
+    assert position_of(by_name, token(by_name, Position("caneca azul", 7))) == Position(
+        "caneca azul", 7
+    )
+    assert token(by_name, Position("caneca azul", 7)) == made_before
+    with pytest.raises(BadToken, match="de outra busca"):
+        position_of(Query(terms("caneca"), ordem="nome", codigos=("can-1",)), made_before)

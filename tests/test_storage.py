@@ -13,9 +13,17 @@ from catalogo import accounts
 from catalogo.accounts import Throttled
 from catalogo.history import CLI
 from catalogo.produtos import Produto
-from catalogo.search import Position, Query
+from catalogo.search import Position, Query, codigo_key, terms
 from catalogo.settings import Settings
-from catalogo.storage import KeyClaim, KeyTaken, Saved, Storage, VersionConflict, open_storage
+from catalogo.storage import (
+    CodigoTaken,
+    KeyClaim,
+    KeyTaken,
+    Saved,
+    Storage,
+    VersionConflict,
+    open_storage,
+)
 from catalogo.storage.paging import Cursor, Page
 from tests.databases import Database
 
@@ -247,7 +255,12 @@ def test_a_history_pages_through_a_products_events_newest_first(database: str) -
         assert versions == list(range(10, 0, -1))
         page = await storage.history(criado.id, Cursor(3))
         assert [e.tipo for e in page.items] == ["restaurado", "removido", "alterado"]
-        assert page.items[2].antes == {"nome": "v7", "descricao": "", "preco": "1.50"}
+        assert page.items[2].antes == {
+            "codigo": None,
+            "nome": "v7",
+            "descricao": "",
+            "preco": "1.50",
+        }
         assert [e.versao for e in (await storage.history(other.id or 0, Cursor(3))).items] == [1]
         assert (await storage.history(999, Cursor(3))).items == []
 
@@ -314,5 +327,85 @@ def test_the_feed_gives_every_event_once_in_id_order(database: str) -> None:
         assert [e.tipo for e in first + rest] == ["criado", "alterado", "removido"]
         assert [e.id for e in first + rest] == sorted({e.id for e in first + rest})
         assert await storage.events(rest[-1].id, 2) == []
+
+    run(database, test)
+
+
+def coded(nome: str, codigo: str | None) -> Produto:
+    return Produto(nome=nome, preco=Decimal("1.50"), codigo=codigo)
+
+
+def test_a_code_is_one_products_blind_to_case_and_a_removed_product_keeps_it(
+    database: str,
+) -> None:
+    async def test(storage: Storage) -> None:
+        caneca = await storage.create(coded("Caneca", "CAN-AZ-300"), CLI)
+        assert caneca.id is not None and caneca.codigo == "CAN-AZ-300"
+        with pytest.raises(CodigoTaken) as live:
+            await storage.create(coded("Outra", "can-az-300"), CLI)
+        assert (live.value.holder, live.value.removed) == (caneca.id, False)
+        await storage.delete(caneca.id, None, CLI)
+        with pytest.raises(CodigoTaken) as kept:
+            await storage.create(coded("Outra", "Can-Az-300"), CLI)
+        assert (kept.value.holder, kept.value.removed) == (caneca.id, True)
+        back = await storage.restore(caneca.id, CLI)
+        assert back.codigo == "CAN-AZ-300"
+        other = await storage.create(coded("Caderno", "CAD-01"), CLI)
+        assert other.id is not None
+        with pytest.raises(CodigoTaken):
+            await storage.update(other.id, coded("Caderno", "can-az-300"), None, CLI)
+        assert (await storage.get(other.id)) == other
+
+    run(database, test)
+
+
+def test_an_update_that_does_not_name_the_code_keeps_it_and_an_empty_one_clears_it(
+    database: str,
+) -> None:
+    async def test(storage: Storage) -> None:
+        made = await storage.create(coded("Caneca", "CAN-1"), CLI)
+        assert made.id is not None
+        renamed, _ = await storage.update(made.id, produto("Caneca azul"), None, CLI)
+        assert (renamed.nome, renamed.codigo) == ("Caneca azul", "CAN-1")
+        recased, changed = await storage.update(made.id, coded("Caneca azul", "can-1"), None, CLI)
+        assert changed and recased.codigo == "can-1"
+        cleared, _ = await storage.update(made.id, coded("Caneca azul", None), None, CLI)
+        assert cleared.codigo is None
+        assert (await storage.create(coded("Nova", "CAN-1"), CLI)).codigo == "CAN-1"
+        events = (await storage.history(made.id, Cursor(10))).items
+        assert [e.depois and e.depois["codigo"] for e in events] == [
+            None,
+            "can-1",
+            "CAN-1",
+            "CAN-1",
+        ]
+
+    run(database, test)
+
+
+def test_of_ten_products_created_at_once_with_one_code_exactly_one_gets_it(
+    database: str,
+) -> None:
+    async def test(storage: Storage) -> None:
+        writes = [
+            storage.create(coded(f"P{n}", "SKU-x" if n % 2 else "SKU-X"), CLI) for n in range(10)
+        ]
+        results = await asyncio.gather(*writes, return_exceptions=True)
+        assert sum(isinstance(r, Produto) for r in results) == 1
+        assert sum(isinstance(r, CodigoTaken) for r in results) == 9
+
+    run(database, test)
+
+
+def test_a_list_finds_products_by_their_codes_and_its_words_find_a_code(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        a = await storage.create(coded("Caneca", "CAN-AZ-300"), CLI)
+        b = await storage.create(coded("Caderno", "CAD-01"), CLI)
+        await storage.create(coded("Lápis", None), CLI)
+        both = Query(codigos=(codigo_key("can-az-300"), codigo_key("cad-01")))
+        assert [p.id for p in (await storage.find(both, Cursor(10))).items] == [b.id, a.id]
+        by_word = Query(terms("az-300"))
+        assert [p.id for p in (await storage.find(by_word, Cursor(10), count=10)).items] == [a.id]
+        assert (await storage.find(Query(codigos=("can-az",)), Cursor(10))).items == []
 
     run(database, test)

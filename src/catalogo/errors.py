@@ -238,6 +238,17 @@ def product_removed(id: int, removal: Removal) -> HTTPException:
     )
 
 
+def codigo_taken(codigo: str, holder: int, removed: bool) -> str:
+    """Why a product may not take a code (a field's message: 422 with the form)."""
+    if not removed:
+        return f"O código «{codigo}» já é do produto {holder}. Use outro código."
+    return (
+        f"O código «{codigo}» é do produto {holder}, que foi removido e guarda o código. "
+        f"Restaure-o em Removidos (/produtos/removidos, ou POST /produtos/{holder}/restauracao) "
+        "ou use outro código."
+    )
+
+
 def not_removed(nome: str) -> HTTPException:
     return TitledError(
         409, f"O produto «{nome}» não está removido: ele já está no catálogo.", "Nada a restaurar"

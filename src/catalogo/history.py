@@ -31,6 +31,9 @@ class Autoria(NamedTuple):
 
 
 CLI = Autoria(None, None, "cli")
+# A version's fields as an event keeps them (`fields_json`): text, the price as a decimal
+# string, `codigo` null when the product had none (and absent from events before codes).
+Fields = dict[str, str | None]
 
 
 def authorship(principal: Principal | None, origem: Origem, request_id: str) -> Autoria:
@@ -45,8 +48,8 @@ class Evento:
     produto_id: int
     tipo: Tipo
     versao: int
-    antes: dict[str, str] | None
-    depois: dict[str, str] | None
+    antes: Fields | None
+    depois: Fields | None
     quem: str | None
     token: str | None
     origem: Origem
@@ -58,12 +61,17 @@ class Evento:
 def fields_json(produto: Produto) -> str:
     """A product's fields as an event keeps them: JSON text, the price as an exact decimal."""
     return orjson.dumps(
-        {"nome": produto.nome, "descricao": produto.descricao, "preco": str(produto.preco)}
+        {
+            "codigo": produto.codigo,
+            "nome": produto.nome,
+            "descricao": produto.descricao,
+            "preco": str(produto.preco),
+        }
     ).decode()
 
 
-def parse_fields(texto: str | None) -> dict[str, str] | None:
-    found: dict[str, str] | None = None if texto is None else orjson.loads(texto)
+def parse_fields(texto: str | None) -> Fields | None:
+    found: Fields | None = None if texto is None else orjson.loads(texto)
     return found
 
 
@@ -90,11 +98,12 @@ def authors_of(eventos: Iterable[Evento]) -> list[str]:
     return list(dict.fromkeys(e.quem or "outra pessoa" for e in eventos))
 
 
-def field_value(campo: str, texto: str) -> Any:
-    """A field as an event keeps it (`fields_json`), as a product holds it: a price is a Decimal."""
-    return Decimal(texto) if campo == "preco" else texto
+def field_value(campo: str, texto: str | None) -> Any:
+    """A field as an event keeps it (`fields_json`), as a product holds it: a price is a Decimal.
+    Events from before codes have no `codigo`: the product had none (None)."""
+    return Decimal(texto) if campo == "preco" and texto is not None else texto
 
 
-def produto_of(fields: dict[str, str]) -> Produto:
+def produto_of(fields: Fields) -> Produto:
     """The product a stored version was (an event's fields), to compare and show."""
-    return Produto.model_construct(**{c: field_value(c, fields[c]) for c in CAMPOS})
+    return Produto.model_construct(**{c: field_value(c, fields.get(c)) for c in CAMPOS})

@@ -43,6 +43,8 @@ def key_of(request: Request, principal: Principal | None = None) -> str | None:
 def fingerprint(media: str, produto: Produto) -> str:
     """The same request: the same values after validation, asking for the same format."""
     values = [media, produto.nome, produto.descricao, str(produto.preco)]
+    if produto.codigo is not None:  # keys stored before codes keep their fingerprint
+        values.append(produto.codigo)
     return hashlib.sha256(orjson.dumps(values)).hexdigest()
 
 

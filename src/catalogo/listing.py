@@ -18,7 +18,13 @@ from decimal import Decimal
 from starlette.datastructures import ImmutableMultiDict
 
 from catalogo import errors, text
-from catalogo.produtos import PrecoInvalido, parse_id, parse_preco, preco_for_input
+from catalogo.produtos import (
+    CODIGO_MAXIMO,
+    PrecoInvalido,
+    parse_id,
+    parse_preco,
+    preco_for_input,
+)
 from catalogo.search import (
     END,
     IDS_MAXIMUM,
@@ -28,6 +34,7 @@ from catalogo.search import (
     Ordem,
     Position,
     Query,
+    codigo_key,
     position_of,
     terms,
     token,
@@ -79,7 +86,7 @@ class Listing:
             raise ListingError(
                 "O preço mínimo (preco_min) é maior que o máximo (preco_max).", "preco_min"
             )
-        query = Query(terms(q), preco_min, preco_max, _ids(parameters), ordem)
+        query = Query(terms(q), preco_min, preco_max, _ids(parameters), ordem, _codigos(parameters))
         after = _cursor(parameters, "depois", query)
         before = _cursor(parameters, "antes", query)
         if after is not None and before is not None:
@@ -119,6 +126,7 @@ class Listing:
             if (value := getattr(self.query, name)) is not None:
                 pairs.append((name, preco_for_input(value)))
         pairs += [("id", str(id)) for id in self.query.ids]
+        pairs += [("codigo", codigo) for codigo in self.query.codigos]
         if self.query.ordem != "-id":
             pairs.append(("ordem", self.query.ordem))
         return urllib.parse.urlencode(pairs, quote_via=urllib.parse.quote)
@@ -232,6 +240,28 @@ def _ids(parameters: ImmutableMultiDict[str, str]) -> tuple[int, ...]:
             raise ListingError(f"Cada id deve ser o número de um produto (recebido «{value:.50}»).")
         ids.append(id)
     return tuple(dict.fromkeys(ids))
+
+
+def _codigos(parameters: ImmutableMultiDict[str, str]) -> tuple[str, ...]:
+    """The codes asked for (`codigo=`, exact and blind to case), as codigo_key makes them."""
+    values = parameters.getlist("codigo")
+    if len(values) > IDS_MAXIMUM:
+        raise ListingError(f"Peça no máximo {IDS_MAXIMUM} códigos (codigo) de uma vez.")
+    keys = []
+    for value in values:
+        try:
+            codigo = text.read(value, one_line=True)
+        except text.RefusedCharacter as refused:
+            raise ListingError(
+                f"Um código (codigo) não pode conter o caractere {refused.code}."
+            ) from None
+        if not codigo or len(codigo) > CODIGO_MAXIMO:
+            raise ListingError(
+                f"Cada código (codigo) tem de 1 a {CODIGO_MAXIMO} caracteres "
+                f"(recebido «{value:.70}»)."
+            )
+        keys.append(codigo_key(codigo))
+    return tuple(dict.fromkeys(keys))
 
 
 def _cursor(parameters: Mapping[str, str], name: str, query: Query) -> Position | None:

@@ -7,7 +7,7 @@ it against what is saved, and again should the product move once more before the
 
 from typing import Any, NamedTuple
 
-from catalogo.history import field_value
+from catalogo.history import Fields, field_value
 from catalogo.produtos import CAMPOS, Produto
 
 
@@ -20,7 +20,7 @@ class Merge(NamedTuple):
     conflicts: tuple[str, ...]
 
 
-def merge(base: dict[str, str] | None, mine: Produto, saved: Produto) -> Merge:
+def merge(base: Fields | None, mine: Produto, saved: Produto) -> Merge:
     """Merges `mine` (an edit opened at `base`) with `saved` (the product as saved now, moved
     on since `base`): a field only one side changed takes that side's value; both sides'
     changes agree when equal; a field both changed to different values is a conflict, kept at
@@ -33,10 +33,10 @@ def merge(base: dict[str, str] | None, mine: Produto, saved: Produto) -> Merge:
         ours, stored = getattr(mine, campo), getattr(saved, campo)
         if ours == stored:
             values[campo] = ours
-        elif base is not None and _same(campo, base[campo], ours):
+        elif base is not None and _same(campo, base.get(campo), ours):
             values[campo] = stored
             theirs.append(campo)
-        elif base is not None and _same(campo, base[campo], stored):
+        elif base is not None and _same(campo, base.get(campo), stored):
             values[campo] = ours
         else:
             values[campo] = ours
@@ -44,5 +44,5 @@ def merge(base: dict[str, str] | None, mine: Produto, saved: Produto) -> Merge:
     return Merge(mine.model_copy(update=values), tuple(theirs), tuple(conflicts))
 
 
-def _same(campo: str, kept: str, value: Any) -> bool:
+def _same(campo: str, kept: str | None, value: Any) -> bool:
     return bool(field_value(campo, kept) == value)

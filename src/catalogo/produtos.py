@@ -133,6 +133,8 @@ def format_preco(preco: Decimal) -> str:
 
 def format_field(campo: str, valor: Any) -> str:
     """A field's value as pages show it beside another: prices as `R$ 1.234,56`."""
+    if valor is None:
+        return "(sem código)"  # the one field that may be empty
     return format_preco(valor) if campo == "preco" else str(valor)
 
 
@@ -159,6 +161,22 @@ def _text_field(uma_linha: bool) -> Any:
     return BeforeValidator(parse)
 
 
+def _parse_codigo(valor: Any) -> Any:
+    """A code as a shop types it: one line, trimmed, NFC; blank is no code (None), but a code
+    of only invisible characters is refused, never silently dropped."""
+    if not isinstance(valor, str):
+        return valor
+    try:
+        codigo = text.read(valor, one_line=True)
+    except text.RefusedCharacter as recusa:
+        raise PydanticCustomError(
+            recusa.kind, _MENSAGENS[recusa.kind], {"codigo": recusa.code}
+        ) from None
+    if not codigo and valor.strip():
+        raise PydanticCustomError("codigo_invisivel", _MENSAGENS["codigo_invisivel"])
+    return codigo or None
+
+
 def _price_field(valor: Any) -> Any:
     """Text as people type it, or an exact JSON number (read as Decimal, never as a float)."""
     if isinstance(valor, str):
@@ -174,7 +192,7 @@ def _price_field(valor: Any) -> Any:
 # The same rules as JSON Schema, for the API description (ECMA-262 patterns): no refused
 # character, and a name that does not start or end with a space. What a pattern cannot say
 # (NFC, trimming, a name of only invisible characters) the descriptions say in words.
-_NOME_MAXIMO, _DESCRICAO_MAXIMO = 200, 5000
+_NOME_MAXIMO, _DESCRICAO_MAXIMO, CODIGO_MAXIMO = 200, 5000, 60
 _UMA_LINHA = text.REFUSED_IN_ONE_LINE
 _NOME_SEM_RECUSADOS_NEM_BORDAS = f"^[^\\s{_UMA_LINHA}](?:[^{_UMA_LINHA}]*[^\\s{_UMA_LINHA}])?$"
 _NOME = {
@@ -184,6 +202,18 @@ _NOME = {
     "pontas, e um nome só deles conta como vazio. Recusa caracteres de controle, quebras de "
     "linha (também U+2028 e U+2029) e os controles de direção do texto (U+061C, U+200E, "
     "U+200F, U+202A a U+202E, U+2066 a U+2069).",
+}
+_CODIGO = {
+    "description": f"O código da loja (SKU, cProd da NF-e, a chave do ERP): de 1 a "
+    f"{CODIGO_MAXIMO} caracteres numa linha, contados depois de normalizado (NFC) e aparado; "
+    "recusa os mesmos caracteres que `nome`. Único no catálogo sem distinguir maiúsculas, "
+    "contando os produtos removidos. Vazio ou null: sem código. Numa escrita que não o cita, "
+    "o código gravado fica.",
+    "anyOf": [
+        {"type": "string", "pattern": _NOME_SEM_RECUSADOS_NEM_BORDAS, "maxLength": CODIGO_MAXIMO},
+        {"type": "null"},
+    ],
+    "examples": ["CAN-AZ-300"],
 }
 _DESCRICAO = {
     "pattern": f"^[^{text.REFUSED_IN_LINES}]*$",
@@ -205,6 +235,9 @@ _PRECO_NA_ENTRADA = {
 _PRECO_NA_SAIDA = {"type": "string", "pattern": _PRECO_CANONICO, "examples": ["1234.56"]}
 
 
+_Codigo = Annotated[str, Field(max_length=CODIGO_MAXIMO)]
+
+
 class Produto(BaseModel):
     """A product. `id`, `versao` and the times are never read from input: storage gives them
     (the times in seconds since the epoch)."""
@@ -215,6 +248,9 @@ class Produto(BaseModel):
     versao: Annotated[int | None, Field(exclude=True)] = None
     criado_em: Annotated[float | None, Field(exclude=True)] = None
     atualizado_em: Annotated[float | None, Field(exclude=True)] = None
+    codigo: Annotated[_Codigo | None, BeforeValidator(_parse_codigo), WithJsonSchema(_CODIGO)] = (
+        None
+    )
     nome: Annotated[
         str,
         Field(min_length=1, max_length=_NOME_MAXIMO, json_schema_extra=_NOME),
@@ -235,11 +271,20 @@ class Produto(BaseModel):
     ]
 
 
+def keeping_codigo(novo: Produto, atual: Produto) -> Produto:
+    """A write that does not mention `codigo` (the spec's form, a client older than codes)
+    keeps the stored one: only an explicit null or blank clears it."""
+    if "codigo" in novo.model_fields_set:
+        return novo
+    return novo.model_copy(update={"codigo": atual.codigo})
+
+
 def representation(produto: Produto) -> dict[str, Any]:
     """The product as JSON clients see it: the price as an exact decimal string, the times in
     ISO 8601 (UTC)."""
     return {
         "id": produto.id,
+        "codigo": produto.codigo,
         "nome": produto.nome,
         "descricao": produto.descricao,
         "preco": str(produto.preco),
@@ -262,7 +307,7 @@ def as_datetime(em: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(em, datetime.UTC)
 
 
-CAMPOS = ("nome", "descricao", "preco")
+CAMPOS = ("codigo", "nome", "descricao", "preco")
 
 
 def same_fields(a: Produto, b: Produto) -> bool:
@@ -270,7 +315,12 @@ def same_fields(a: Produto, b: Produto) -> bool:
     return all(getattr(a, c) == getattr(b, c) for c in CAMPOS)
 
 
-ROTULOS = {"nome": "Nome", "descricao": "Descrição", "preco": "Preço"}  # as pages name them
+ROTULOS = {
+    "codigo": "Código",
+    "nome": "Nome",
+    "descricao": "Descrição",
+    "preco": "Preço",
+}  # as pages name them
 
 
 def samples(quantos: int) -> Iterator[Produto]:
@@ -297,7 +347,7 @@ def samples(quantos: int) -> Iterator[Produto]:
 
 
 def validate(dados: dict[str, Any]) -> tuple[Produto | None, dict[str, str]]:
-    """Check the three fields, giving either a product or a pt-BR message for each bad field."""
+    """Check the fields, giving either a product or a pt-BR message for each bad field."""
     try:
         return Produto.model_validate({c: dados[c] for c in CAMPOS if c in dados}), {}
     except ValidationError as erro:
@@ -316,19 +366,30 @@ _MENSAGENS = {
     "control_character": "Contém um caractere invisível não permitido (código {codigo}).",
     "line_break": "O nome fica numa linha só, e este tem uma quebra de linha (código {codigo}). "
     "Quebras de linha cabem na descrição.",
+    "codigo_invisivel": "O código só tem caracteres invisíveis. Apague o campo e digite o "
+    "código de novo, ou deixe-o vazio para ficar sem código.",
     "direction_control": "Contém um caractere invisível que muda a direção do texto "
     "(código {codigo}) e pode mostrar as letras fora de ordem. Apague o campo e digite o nome "
     "de novo.",
 }
 
 
+# Where the shop's code is refused for what a name is, the message speaks of the code.
+_MENSAGENS_DO_CODIGO = {
+    "line_break": "O código fica numa linha só, e este tem uma quebra de linha "
+    "(caractere {codigo}).",
+    "direction_control": "Contém um caractere invisível que muda a direção do texto "
+    "(código {codigo}) e pode mostrar as letras fora de ordem. Apague o campo e digite o "
+    "código de novo.",
+}
 _TIPOS_NOSSOS = {"preco_invalido"}
 
 
 def _message(erro: Any) -> str:
     if erro["type"] in _TIPOS_NOSSOS:
         return str(erro["msg"])
-    modelo = _MENSAGENS.get(erro["type"], "Valor inválido.")
+    mensagens = _MENSAGENS_DO_CODIGO if erro["loc"][:1] == ("codigo",) else {}
+    modelo = mensagens.get(erro["type"]) or _MENSAGENS.get(erro["type"], "Valor inválido.")
     return modelo.format(**erro.get("ctx", {}))
 
 
@@ -341,6 +402,8 @@ def _html_attributes() -> dict[str, dict[str, str]]:
         for regra in info.metadata:
             if getattr(regra, "max_length", None) is not None:
                 attrs["maxlength"] = str(regra.max_length)
+        if campo == "codigo":  # its length is its text's, inside `| None`
+            attrs["maxlength"] = str(CODIGO_MAXIMO)
         atributos[campo] = attrs
     return atributos
 

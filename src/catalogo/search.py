@@ -26,7 +26,7 @@ ORDENS: tuple[Ordem, ...] = get_args(Ordem)
 # space, so no word or phrase a person types can span the two.
 SEPARATOR = "\n"
 QUERY_MAXIMUM = 200  # characters of `q`: a product's name is at most 200 too
-IDS_MAXIMUM = 100
+IDS_MAXIMUM = 100  # ids, and codes, a list may ask for at once
 # Names are ordered by their first 200 folded characters, then by id: folding can make a name
 # 18 times longer (U+FDFA), and the key travels in every link of a page ordered by name.
 NAME_KEY_LENGTH = 200
@@ -66,11 +66,29 @@ def name_key(nome: str) -> str:
     return fold(nome)[:NAME_KEY_LENGTH]
 
 
-def folded(produto: "Produto") -> tuple[str, str]:
-    """A product's `nome_chave` and `busca` columns, as storage writes them (the name folded
-    once for both: every create and update pays for it)."""
+def codigo_key(codigo: str) -> str:
+    """What makes two codes one: blind to case ("can-az-300" is "CAN-AZ-300"), as storage keeps
+    it (`codigo_chave`, unique) and the list's `codigo=` looks it up."""
+    return unicodedata.normalize("NFC", codigo.casefold())
+
+
+class Folded(NamedTuple):
+    """A product's columns that storage writes for finding it."""
+
+    nome_chave: str
+    busca: str  # the name, the description and the code, folded
+    codigo_chave: str | None
+
+
+def folded(produto: "Produto") -> Folded:
+    """A product's folded columns, as storage writes them (the name folded once for both the
+    order and the search: every create and update pays for it)."""
     nome = fold(produto.nome)
-    return nome[:NAME_KEY_LENGTH], nome + SEPARATOR + fold(produto.descricao)
+    busca = nome + SEPARATOR + fold(produto.descricao)
+    if produto.codigo is None:
+        return Folded(nome[:NAME_KEY_LENGTH], busca, None)
+    code = produto.codigo
+    return Folded(nome[:NAME_KEY_LENGTH], busca + SEPARATOR + fold(code), codigo_key(code))
 
 
 def terms(q: str) -> tuple[str, ...]:
@@ -103,15 +121,16 @@ def trigrams(term: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Query:
-    """Which products a list shows and in which order: every term in nome or descricao, the
-    price between the bounds (inclusive), among `ids` when some are given. Removed products
-    are never in it."""
+    """Which products a list shows and in which order: every term in nome, descricao or
+    codigo, the price between the bounds (inclusive), among `ids` and among `codigos` (their
+    codigo_key) when some are given. Removed products are never in it."""
 
     terms: tuple[str, ...] = ()
     preco_min: Decimal | None = None
     preco_max: Decimal | None = None
     ids: tuple[int, ...] = ()
     ordem: Ordem = "-id"
+    codigos: tuple[str, ...] = ()
 
     @property
     def by_id(self) -> bool:
@@ -120,7 +139,7 @@ class Query:
     @property
     def filtered(self) -> bool:
         return (
-            bool(self.terms or self.ids)
+            bool(self.terms or self.ids or self.codigos)
             or self.preco_min is not None
             or (self.preco_max is not None)
         )
@@ -128,9 +147,10 @@ class Query:
     @property
     def fingerprint(self) -> str:
         """What a cursor for a non-id order is bound to: this query, not the page."""
-        canonical = orjson.dumps(
-            [self.ordem, self.terms, str(self.preco_min), str(self.preco_max), self.ids]
-        )
+        asked = [self.ordem, self.terms, str(self.preco_min), str(self.preco_max), self.ids]
+        if self.codigos:  # so that cursors made before codes existed stay valid
+            asked.append(self.codigos)
+        canonical = orjson.dumps(asked)
         return hashlib.blake2b(canonical, digest_size=6).hexdigest()
 
 

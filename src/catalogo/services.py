@@ -22,7 +22,7 @@ from catalogo.accounts import (
 )
 from catalogo.history import Autoria
 from catalogo.merge import Merge, merge
-from catalogo.produtos import Produto
+from catalogo.produtos import Produto, keeping_codigo
 from catalogo.storage import Storage, UnknownUser, VersionConflict
 
 MERGE_ATTEMPTS = 5  # merges in a row that another write overtook before the save gives up
@@ -153,7 +153,7 @@ class Since(NamedTuple):
     """What a person's page missed: the version it was opened at (None if it is not stored),
     and who changed the product after it."""
 
-    base: dict[str, str] | None
+    base: history.Fields | None
     autores: list[str]
 
 
@@ -177,7 +177,8 @@ async def save_merged(
     for _ in range(MERGE_ATTEMPTS):
         assert current.id is not None and current.versao is not None  # noqa: S101 - stored
         base, autores = await since(storage, current.id, based_on)
-        merged = merge(base, typed, current)
+        seen = current if base is None else history.produto_of(base)
+        merged = merge(base, keeping_codigo(typed, seen), current)
         if merged.conflicts:
             raise MergeConflict(merged, current, autores)
         try:

@@ -53,8 +53,8 @@ class TestEveryWriteLeavesAnEvent:
         )
         gone = client.delete(f"/produtos/{id}", headers=JSON)
         assert (created.status_code, updated.status_code, gone.status_code) == (303, 200, 204)
-        fields = {"nome": "Caneca", "descricao": "", "preco": "10.00"}
-        changed = {"nome": "Caneca azul", "descricao": "", "preco": "12.50"}
+        fields = {"codigo": None, "nome": "Caneca", "descricao": "", "preco": "10.00"}
+        changed = {"codigo": None, "nome": "Caneca azul", "descricao": "", "preco": "12.50"}
         assert events(db, id) == [
             {
                 "tipo": "criado",
@@ -185,6 +185,7 @@ class TestRestoring:
         assert back.status_code == 200
         assert back.json() | {"criado_em": None, "atualizado_em": None} == {
             "id": id,
+            "codigo": None,
             **CANECA,
             "versao": 3,
             "criado_em": None,
@@ -362,6 +363,7 @@ class TestTheHistoryPage:
         form = form_on(page, f"/produtos/{id}")
         assert form == {
             "_method": "PUT",
+            "produto.codigo": "",
             "produto.nome": "Caneca",
             "produto.descricao": "",
             "produto.preco": "10,00",

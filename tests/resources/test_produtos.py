@@ -501,3 +501,56 @@ def test_a_get_never_writes_to_the_database(client: TestClient, db: Database) ->
 
 def _events(db: Database, id: int) -> int:
     return int(db.execute("SELECT count(*) FROM eventos WHERE produto_id = ?", (id,)).fetchone()[0])
+
+
+class TestCodigo:
+    """The shop's own code on the pages: a field before the name, a column on the list."""
+
+    def test_the_forms_ask_for_the_code_before_the_name(
+        self, client: TestClient, db: Database
+    ) -> None:
+        novo = client.get("/produtos/novo").text
+        assert re.search(r'name="produto.codigo"[^>]*maxlength="60"', novo)
+        assert novo.index('name="produto.codigo"') < novo.index('name="produto.nome"')
+        response = client.post("/produtos", data={**FORM_BODY, "produto.codigo": " CAD-96 "})
+        assert response.status_code == 303
+        id = int(db.execute("SELECT max(id) FROM produtos").fetchone()[0])
+        editar = client.get(f"/produtos/{id}").text
+        assert form_on(editar, f"/produtos/{id}", "produto")["produto.codigo"] == "CAD-96"
+
+    def test_the_list_shows_each_products_code_and_finds_it_by_its_words(
+        self, client: TestClient
+    ) -> None:
+        client.post("/produtos", data={**FORM_BODY, "produto.codigo": "CAD-96"})
+        client.post("/produtos", data={**FORM_BODY, "produto.nome": "Lápis"})
+        lista = client.get("/produtos").text
+        assert '<th scope="col" class="codigo">Código</th>' in lista
+        assert '<td class="codigo">CAD-96</td>' in lista and '<td class="codigo"></td>' in lista
+        found = client.get("/produtos?q=cad-96").text
+        assert "CAD-96" in found and "Lápis" not in found
+
+    def test_a_taken_code_shows_the_form_again_naming_the_product_that_holds_it(
+        self, client: TestClient, db: Database
+    ) -> None:
+        client.post("/produtos", data={**FORM_BODY, "produto.codigo": "CAD-96"})
+        holder = int(db.execute("SELECT max(id) FROM produtos").fetchone()[0])
+        client.post(f"/produtos/{holder}", data={"_method": "DELETE"})
+        response = client.post(
+            "/produtos", data={**FORM_BODY, "produto.nome": "Outro", "produto.codigo": "cad-96"}
+        )
+        assert response.status_code == 422
+        assert f"é do produto {holder}, que foi removido" in response.text
+        assert 'href="#produto-codigo"' in response.text and 'value="Outro"' in response.text
+        assert count_products(db) == 0
+
+    def test_the_specs_form_without_the_field_keeps_the_code_and_a_blank_field_clears_it(
+        self, client: TestClient, db: Database
+    ) -> None:
+        client.post("/produtos", data={**FORM_BODY, "produto.codigo": "CAD-96"})
+        id = int(db.execute("SELECT max(id) FROM produtos").fetchone()[0])
+        renamed = {**FORM_BODY, "_method": "PUT", "produto.nome": "Caderno novo"}
+        assert client.post(f"/produtos/{id}", data=renamed).status_code == 303
+        assert db.execute("SELECT codigo FROM produtos").fetchone() == ("CAD-96",)
+        cleared = {**renamed, "produto.codigo": ""}
+        assert client.post(f"/produtos/{id}", data=cleared).status_code == 303
+        assert db.execute("SELECT codigo, codigo_chave FROM produtos").fetchone() == (None, None)

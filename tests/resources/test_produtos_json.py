@@ -27,6 +27,7 @@ class TestRepresentations:
         assert response.status_code == 200
         assert response.json() == {
             "id": created["id"],
+            "codigo": None,
             "nome": "Caneca",
             "descricao": "Azul\nGrande",
             "preco": "29.90",
@@ -142,3 +143,76 @@ class TestNamesThatLie:
         assert stored(db, int(str(created["id"]))) == Stored(
             "Caf\u00e9", "P\u00e3o\nquente", 2990, 1
         )
+
+
+class TestCodigo:
+    """The shop's own code: set, changed, kept, cleared, unique, and looked up by."""
+
+    def test_a_code_is_set_kept_when_not_named_and_cleared_by_null(
+        self, client: TestClient
+    ) -> None:
+        created = create_via_json(client, CANECA, codigo="  CAN-AZ-300 ")
+        assert created["codigo"] == "CAN-AZ-300"
+        url = f"/produtos/{created['id']}"
+        kept = client.put(url, json={**CANECA, "nome": "Caneca nova"}, headers=JSON).json()
+        assert (kept["nome"], kept["codigo"]) == ("Caneca nova", "CAN-AZ-300")
+        changed = client.put(url, json={**CANECA, "codigo": "CAN-AZ-301"}, headers=JSON).json()
+        assert changed["codigo"] == "CAN-AZ-301"
+        cleared = client.put(url, json={**CANECA, "codigo": None}, headers=JSON).json()
+        assert cleared["codigo"] is None
+        assert client.get(url, headers=JSON).json()["codigo"] is None
+
+    @pytest.mark.parametrize(
+        ("codigo", "mensagem"),
+        [
+            ("x" * 61, "no máximo 60 caracteres"),
+            ("CAN\nAZ", "numa linha só"),
+            ("CAN\u202eAZ", "muda a direção do texto"),
+            ("\u200b\u2060", "só tem caracteres invisíveis"),
+            (300, "Deve ser texto."),
+        ],
+    )
+    def test_a_code_that_breaks_a_rule_is_a_422_naming_the_field(
+        self, client: TestClient, db: Database, codigo: object, mensagem: str
+    ) -> None:
+        response = client.post("/produtos", json={**CANECA, "codigo": codigo}, headers=JSON)
+        assert response.status_code == 422
+        errors = response.json()["errors"]
+        assert list(errors) == ["produto.codigo"] and mensagem in errors["produto.codigo"]
+        assert count_products(db) == 0
+
+    def test_a_code_another_product_holds_is_a_422_that_names_it(
+        self, client: TestClient, db: Database
+    ) -> None:
+        holder = create_via_json(client, CANECA, codigo="CAN-AZ-300")
+        taken = client.post("/produtos", json={**CANECA, "codigo": "can-az-300"}, headers=JSON)
+        assert taken.status_code == 422
+        assert f"já é do produto {holder['id']}" in taken.json()["errors"]["produto.codigo"]
+        client.delete(f"/produtos/{holder['id']}", headers=JSON)
+        kept = client.post("/produtos", json={**CANECA, "codigo": "Can-Az-300"}, headers=JSON)
+        message = kept.json()["errors"]["produto.codigo"]
+        assert kept.status_code == 422 and "foi removido" in message
+        assert f"/produtos/{holder['id']}/restauracao" in message
+        assert count_products(db) == 0
+        restored = client.post(f"/produtos/{holder['id']}/restauracao", headers=JSON)
+        assert restored.status_code == 200 and restored.json()["codigo"] == "CAN-AZ-300"
+
+    def test_the_list_finds_products_by_code_exactly_and_blind_to_case(
+        self, client: TestClient
+    ) -> None:
+        a = create_via_json(client, CANECA, codigo="CAN-AZ-300")
+        b = create_via_json(client, CANECA, codigo="CAD-01")
+        create_via_json(client, CANECA, codigo="CAN-AZ-3000")
+        found = client.get("/produtos?codigo=can-az-300&codigo=CAD-01", headers=JSON).json()
+        assert [p["id"] for p in found["produtos"]] == [b["id"], a["id"]]
+        by_word = client.get("/produtos?q=cad-01", headers=JSON).json()
+        assert [p["id"] for p in by_word["produtos"]] == [b["id"]]
+
+    @pytest.mark.parametrize(
+        "query",
+        ["codigo=" + "&codigo=".join(f"C{n}" for n in range(101)), "codigo=", "codigo=a%0Ab"],
+    )
+    def test_a_malformed_code_in_the_list_is_a_400(self, client: TestClient, query: str) -> None:
+        response = client.get(f"/produtos?{query}", headers=JSON)
+        assert response.status_code == 400
+        assert "codigo" in response.json()["detail"]

@@ -7,7 +7,9 @@ from catalogo.openapi import parts
 
 _CAMPOS = {
     "type": ["object", "null"],
+    "description": "`codigo` falta nos eventos de antes dos códigos (o produto não tinha).",
     "properties": {
+        "codigo": {"type": ["string", "null"]},
         "nome": {"type": "string"},
         "descricao": {"type": "string"},
         "preco": {"type": "string", "pattern": r"^\d+\.\d{2}$"},
@@ -19,8 +21,8 @@ _EVENT_EXAMPLE = {
     "produto_id": 120,
     "tipo": "alterado",
     "versao": 3,
-    "antes": {"nome": "Caneca azul", "descricao": "", "preco": "39.90"},
-    "depois": {"nome": "Caneca azul", "descricao": "", "preco": "42.00"},
+    "antes": {"codigo": "CAN-AZ-300", "nome": "Caneca azul", "descricao": "", "preco": "39.90"},
+    "depois": {"codigo": "CAN-AZ-300", "nome": "Caneca azul", "descricao": "", "preco": "42.00"},
     "quem": "maria",
     "token": None,
     "origem": "web",

@@ -4,7 +4,7 @@ pydantic model in produtos.py), examples, parameters and the shared error answer
 from typing import Any
 
 from catalogo import text
-from catalogo.produtos import CAMPOS, ID_MAXIMO, ID_PATTERN, Produto
+from catalogo.produtos import CAMPOS, CODIGO_MAXIMO, ID_MAXIMO, ID_PATTERN, Produto
 from catalogo.search import IDS_MAXIMUM, ORDENS, QUERY_MAXIMUM, TOKEN_MAXIMUM
 
 _INPUT = Produto.model_json_schema(mode="validation")["properties"]
@@ -22,6 +22,10 @@ def form(with_version: bool) -> dict[str, Any]:
     """The form body of the HTML flow: the same fields, named `produto.*`, all text."""
     props: dict[str, Any] = {f"produto.{c}": dict(s) for c, s in _FIELDS.items()}
     props["produto.preco"] = _PRICE_AS_TEXT
+    props["produto.codigo"] = {  # a form's field is text: blank is no code
+        **_FIELDS["codigo"]["anyOf"][0],
+        "description": _FIELDS["codigo"]["description"],
+    }
     if with_version:
         props["produto.versao"] = {"type": "string", "pattern": f"^{ID_PATTERN}$"}
     props["lista"] = {"type": "string", "description": RETURN_PARAM["description"]}
@@ -216,6 +220,20 @@ LIST_PARAMS: list[dict[str, Any]] = [
         "não existem ou foram removidos não aparecem.",
         "schema": {"type": "array", "items": ID, "maxItems": IDS_MAXIMUM},
     },
+    {
+        "name": "codigo",
+        "in": "query",
+        "style": "form",
+        "explode": True,
+        "description": f"Só os produtos destes códigos (`codigo=CAN-AZ-300&codigo=CAD-01`), até "
+        f"{IDS_MAXIMUM}, exatos mas sem distinguir maiúsculas; os que não existem ou foram "
+        "removidos não aparecem. A busca `q` também acha um produto pelo código.",
+        "schema": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": CODIGO_MAXIMO},
+            "maxItems": IDS_MAXIMUM,
+        },
+    },
     cursor_param(
         "após este cursor",
         "antes deste cursor",
@@ -253,6 +271,7 @@ RETURN_PARAM = {
     "schema": {"type": "string", "examples": ["depois=170"]},
 }
 _EXAMPLE = {
+    "codigo": "CAN-AZ-300",
     "nome": "Caneca de cerâmica azul 300 ml",
     "descricao": "Vai ao micro-ondas e à lava-louças.",
     "preco": "39.90",
@@ -315,7 +334,16 @@ def schemas() -> dict[str, Any]:
                 "restauração.",
             },
         },
-        "required": ["id", "nome", "descricao", "preco", "versao", "criado_em", "atualizado_em"],
+        "required": [
+            "id",
+            "codigo",
+            "nome",
+            "descricao",
+            "preco",
+            "versao",
+            "criado_em",
+            "atualizado_em",
+        ],
     }
     entrada = {"type": "object", "properties": _FIELDS, "required": ["nome", "preco"]}
     problem = {

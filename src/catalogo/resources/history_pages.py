@@ -97,6 +97,8 @@ def trash_page(
 def _line(evento: Evento, live: Produto | None) -> HistoryLine:
     antes = None if evento.antes is None else produto_of(evento.antes)
     depois = None if evento.depois is None else produto_of(evento.depois)
+    # An event from before codes says nothing of the code: restoring it keeps today's.
+    known = [c for c in CAMPOS if evento.depois is not None and c in evento.depois]
     mudancas: list[tuple[str, str | None, str | None]] = []
     if evento.tipo == "alterado" and antes is not None and depois is not None:
         mudancas = [
@@ -105,18 +107,20 @@ def _line(evento: Evento, live: Produto | None) -> HistoryLine:
             if getattr(antes, c) != getattr(depois, c)
         ]
     elif evento.tipo == "criado" and depois is not None:
-        mudancas = [(ROTULOS[c], None, _shown(depois, c)) for c in CAMPOS]
+        given = [c for c in known if getattr(depois, c) is not None]  # a code, if it had one
+        mudancas = [(ROTULOS[c], None, _shown(depois, c)) for c in given]
     restaurar = None
     if (
         live is not None
         and depois is not None
-        and any(getattr(live, c) != getattr(depois, c) for c in CAMPOS)
+        and any(getattr(live, c) != getattr(depois, c) for c in known)
     ):
-        restaurar = {**form_values(depois), "versao": live.versao}
+        values = form_values(depois)
+        restaurar = {**{c: values[c] for c in known}, "versao": live.versao}
     acao, origem = _ACOES[evento.tipo], _ORIGENS[evento.origem]
     return HistoryLine(evento, acao, evento.quem, origem, mudancas, restaurar)
 
 
 def _shown(produto: Produto, campo: str) -> str:
-    """Only a description can be empty: said in words, not left a blank cell."""
+    """Only a description (or a code) can be empty: said in words, not left a blank cell."""
     return format_field(campo, getattr(produto, campo)) or "(sem descrição)"

@@ -60,17 +60,18 @@ _ORDER_CHOICES = (
 
 @dataclass(frozen=True)
 class _Column:
-    """A column header that sorts: its label, its orders (the first when it is clicked; the
+    """A column header: its label, its orders if it sorts (the first when it is clicked; the
     other when the list is already in the first), and its CSS class."""
 
     rotulo: str
-    first: Ordem
-    then: Ordem
+    first: Ordem | None
+    then: Ordem | None
     classe: str
 
 
 _COLUMNS = (
     _Column("Nº", "-id", "id", "numero num"),
+    _Column("Código", None, None, "codigo"),
     _Column("Nome", "nome", "-nome", "nome"),
     _Column("Preço", "preco", "-preco", "num preco"),
     _Column("Alterado em", "-atualizado_em", "atualizado_em", "alterado"),
@@ -110,6 +111,7 @@ def list_page(
             aviso=None,
             filtrada=True,
             ids=(),
+            codigos=(),
             links={},
             lista="",
             retorno="",
@@ -145,6 +147,7 @@ def list_page(
         ordens=_ORDER_CHOICES,
         ordem_padrao=listing.with_order("-id").url,
         ids=listing.query.ids,
+        codigos=listing.query.codigos,
         pagina=page,
         linhas=_rows(page, retorno, lista, who is None or who.pode_editar),
         posicao=where,
@@ -167,7 +170,7 @@ def _rows(page: Page[Produto, Position], retorno: str, lista: str, editable: boo
     made = templating.load()
     return [
         _ROWS.get(
-            (p.id, p.nome, p.preco, p.versao, p.atualizado_em, retorno, lista, editable),
+            (p.id, p.codigo, p.nome, p.preco, p.versao, p.atualizado_em, retorno, lista, editable),
             lambda p=p: made.fragment(  # type: ignore[misc]
                 "produtos/linha.html", produto=p, retorno=retorno, lista=lista, editavel=editable
             ),
@@ -180,6 +183,8 @@ def _header(listing: Listing, column: _Column) -> dict[str, str | None]:
     """A column header's link (the other way round when the list is in its order already),
     its aria-sort, and what clicking it does, in words."""
     ordem = listing.query.ordem
+    if column.first is None or column.then is None:
+        return {"rotulo": column.rotulo, "classe": column.classe, "url": None, "aria": None}
     aria = None
     if ordem in (column.first, column.then):
         aria = "descending" if ordem.startswith("-") else "ascending"
@@ -295,6 +300,7 @@ def new_page(
 
 def form_values(produto: Produto) -> dict[str, Any]:
     return {
+        "codigo": produto.codigo or "",
         "nome": produto.nome,
         "descricao": produto.descricao,
         "preco": preco_for_input(produto.preco),
@@ -350,7 +356,7 @@ def removal_refused_page(
     )
 
 
-def changes_between(base: dict[str, str] | None, current: Produto) -> list[tuple[str, str, str]]:
+def changes_between(base: history.Fields | None, current: Produto) -> list[tuple[str, str, str]]:
     """Each field that differs between a stored version (an event's fields) and `current`."""
     if base is None:
         return []

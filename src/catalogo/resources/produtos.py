@@ -58,7 +58,7 @@ from catalogo.resources.produto_pages import (
     typed,
 )
 from catalogo.services import MergeConflict, save_merged, since
-from catalogo.storage import NotFound, QueryTimeout, VersionConflict
+from catalogo.storage import CodigoTaken, NotFound, QueryTimeout, VersionConflict
 from catalogo.storage.paging import COUNT_CAP, COUNT_EXACT, Cursor
 
 _EMPTY = dict.fromkeys(CAMPOS, "")
@@ -120,10 +120,7 @@ class ProdutosResource(Resource):
         submitted = await _submitted(request)
         produto, problems = validate(submitted.fields)
         if produto is None:
-            if media == JSON:
-                return error_responses.invalid_fields(request, problems)
-            values = {**_EMPTY, **submitted.fields}
-            return new_page(visitor(request), submitted.listing, values, problems, 422)
+            return _refused_new(request, media, submitted, problems)
 
         def answer(created: Produto) -> Response:
             if media == HTML:
@@ -139,9 +136,12 @@ class ProdutosResource(Resource):
         storage = shared_of(request).storage
         key = idempotency.key_of(request, principal(request))
         autoria = autoria_of(request, media)
-        if key is None:
-            return answer(await storage.create(produto, autoria))
-        return await idempotency.create_once(storage, key, media, produto, autoria, answer)
+        try:
+            if key is None:
+                return answer(await storage.create(produto, autoria))
+            return await idempotency.create_once(storage, key, media, produto, autoria, answer)
+        except CodigoTaken as taken:
+            return _refused_new(request, media, submitted, _taken(taken))
 
 
 class NovoProdutoResource(Resource):
@@ -183,11 +183,7 @@ class ProdutoResource(Resource):
         submitted = await _submitted(request)
         produto, problems = validate(submitted.fields)
         if produto is None:
-            if media == JSON:
-                return error_responses.invalid_fields(request, problems)
-            values = {**_EMPTY, **submitted.fields, "versao": submitted.based_on or ""}
-            existing = await _existing(request)
-            return edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
+            return await _refused_edit(request, media, submitted, problems)
         autoria = autoria_of(request, media)
         try:
             updated, changed = await storage.update(
@@ -197,6 +193,8 @@ class ProdutoResource(Resource):
             if _mergeable(failure, request, media, submitted):
                 return await _merged(request, produto, submitted, failure.current, autoria)
             return await _failed_write(request, media, failure, submitted)
+        except CodigoTaken as taken:
+            return await _refused_edit(request, media, submitted, _taken(taken))
         if media == HTML:
             kind = "atualizado" if changed else "inalterado"
             return to_the_list(request, kind, updated, submitted.listing)
@@ -219,6 +217,30 @@ class ProdutoResource(Resource):
         if media == HTML:
             return to_the_list(request, "removido", removed, submitted.listing)
         return Response(status_code=204, headers=VARY)
+
+
+def _refused_new(
+    request: Request, media: str, submitted: _Submitted, problems: dict[str, str]
+) -> Response:
+    """422: the fields named, and for a person the form again with what they typed."""
+    if media == JSON:
+        return error_responses.invalid_fields(request, problems)
+    values = {**_EMPTY, **submitted.fields}
+    return new_page(visitor(request), submitted.listing, values, problems, 422)
+
+
+async def _refused_edit(
+    request: Request, media: str, submitted: _Submitted, problems: dict[str, str]
+) -> Response:
+    if media == JSON:
+        return error_responses.invalid_fields(request, problems)
+    values = {**_EMPTY, **submitted.fields, "versao": submitted.based_on or ""}
+    existing = await _existing(request)
+    return edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
+
+
+def _taken(taken: CodigoTaken) -> dict[str, str]:
+    return {"codigo": errors.codigo_taken(taken.codigo, taken.holder, taken.removed)}
 
 
 def _counts_asked(request: Request) -> bool:
@@ -251,6 +273,8 @@ async def _merged(
         merged = await save_merged(storage, typed, submitted.based_on, current, autoria)
     except MergeConflict as conflict:
         return conflict_page(visitor(request), conflict, submitted.listing)
+    except CodigoTaken as taken:
+        return await _refused_edit(request, HTML, submitted, _taken(taken))
     except NotFound:
         raise await _not_found(request, request.path_params["id"]) from None
     kind = "atualizado" if merged.changed else "inalterado"

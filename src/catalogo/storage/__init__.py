@@ -12,13 +12,16 @@ answered the same on both databases, each choosing per query how to find it fast
 
 Writes that name the versions they expect (`versions`) fail with `VersionConflict` when the
 product has moved on, checked in the same statement as the write, so two editors can never
-overwrite each other unseen. An idempotency key remembers which product its first request
-created: the key is claimed first (`claim_key`), then the product is inserted and the key
-marked with its id in one transaction (`create_once`), so a retry never creates twice, even
-across a crash. A claim whose request failed is released (`release_key`); one left behind (the
-database was gone, or the process died) is taken over by a retry once its request can no longer
-finish it: on PostgreSQL, as soon as the session that claimed it has ended; on SQLite, after
-ABANDONED_AFTER_SECONDS. Storage keeps data only; the answers are idempotency.py's.
+overwrite each other unseen. A write that would give a product a code another product
+holds (live or removed, blind to case) fails with `CodigoTaken`, checked in its transaction.
+
+An idempotency key remembers which product its first request created: the key is claimed first
+(`claim_key`), then the product is inserted and the key marked with its id in one transaction
+(`create_once`), so a retry never creates twice, even across a crash. A claim whose request
+failed is released (`release_key`); one left behind (the database was gone, or the process died)
+is taken over by a retry once its request can no longer finish it: on PostgreSQL, as soon as the
+session that claimed it has ended; on SQLite, after ABANDONED_AFTER_SECONDS. Storage keeps data
+only; the answers are idempotency.py's.
 
 Accounts (accounts.py) keep users, sessions, tokens and sign-in attempts: every call that finds
 who is asking reads the database, so that a revoked token or an ended session stops working at
@@ -34,6 +37,7 @@ from catalogo.storage.port import (
     ABANDONED_AFTER_SECONDS,
     KEY_TTL_SECONDS,
     TOKEN_USE_GRAIN_S,
+    CodigoTaken,
     KeyClaim,
     KeyTaken,
     NotFound,
@@ -53,6 +57,7 @@ __all__ = [
     "ABANDONED_AFTER_SECONDS",
     "KEY_TTL_SECONDS",
     "TOKEN_USE_GRAIN_S",
+    "CodigoTaken",
     "Instruments",
     "KeyClaim",
     "KeyTaken",

@@ -58,6 +58,16 @@ class Removal(NamedTuple):
     produto: Produto
 
 
+class CodigoTaken(Exception):
+    """Another product, live or removed (`removed`), already holds the code, blind to case."""
+
+    def __init__(self, codigo: str, holder: int, removed: bool) -> None:
+        super().__init__(f"codigo {codigo!r} is produto {holder}'s")
+        self.codigo = codigo
+        self.holder = holder
+        self.removed = removed
+
+
 class VersionConflict(Exception):
     """The product is no longer at the version the writer expected; `current` is what it is."""
 

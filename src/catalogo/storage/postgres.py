@@ -21,16 +21,16 @@ import asyncpg
 
 from catalogo import history, storage
 from catalogo.history import Autoria
-from catalogo.produtos import Produto, same_fields
+from catalogo.produtos import Produto, keeping_codigo, same_fields
 from catalogo.search import folded
 from catalogo.storage.postgres_accounts import PostgresAccounts
 from catalogo.storage.postgres_history import WRITING_EVENT, PostgresHistory, produto_of
 from catalogo.storage.postgres_pool import Connection
 from catalogo.storage.postgres_search import PostgresSearch
-from catalogo.storage.sql import EVENT_COLUMNS, event_row
+from catalogo.storage.sql import CODIGO_HOLDER, EVENT_COLUMNS, event_row, numbered
 
 SEED_BATCH = 10_000
-_COLUMNS = "id, nome, descricao, preco, versao, criado_em, atualizado_em"
+_COLUMNS = "id, nome, descricao, preco, versao, criado_em, atualizado_em, codigo"
 _LIVE = "removido_em IS NULL"
 # The session a statement runs in, named as pg_stat_activity lets anyone check that it still
 # lives: its server process and when that started (a process id alone comes back in time).
@@ -52,7 +52,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
         the statement timeout: for seeding demos and benchmarks, not for requests. Never run
         again: the batches before a failure are stored."""
         now = time.time()
-        rows = ((p.nome, p.descricao, p.preco, *folded(p)) for p in produtos)
+        rows = ((p.nome, p.descricao, p.preco, *folded(p)[:2]) for p in produtos)
 
         async def add(connection: Connection) -> int:
             added = 0
@@ -85,20 +85,30 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
     ) -> storage.Saved:
         async def update(connection: Connection) -> storage.Saved:
             antes = await _current(connection, id, versions)
-            if same_fields(antes, produto):
+            edit = keeping_codigo(produto, antes)
+            if same_fields(antes, edit):
                 return storage.Saved(antes, changed=False)
             now = time.time()
-            versao = await connection.fetchval(
+            keys = folded(edit)
+            if edit.codigo != antes.codigo:
+                await _check_codigo(connection, edit, keys.codigo_chave, id)
+            (versao,) = await _unique_codigo(
+                connection,
+                edit,
+                keys.codigo_chave,
                 "UPDATE produtos SET nome = $2, descricao = $3, preco = $4, versao = versao + 1, "
-                "atualizado_em = $5, nome_chave = $6, busca = $7 WHERE id = $1 RETURNING versao",
+                "atualizado_em = $5, nome_chave = $6, busca = $7, codigo_chave = $8, codigo = $9 "
+                "WHERE id = $1 RETURNING versao",
                 id,
-                produto.nome,
-                produto.descricao,
-                produto.preco,
+                edit.nome,
+                edit.descricao,
+                edit.preco,
                 now,
-                *folded(produto),
+                *keys,
+                edit.codigo,
+                id=id,
             )
-            depois = produto.model_copy(
+            depois = edit.model_copy(
                 update={
                     "id": id,
                     "versao": versao,
@@ -127,7 +137,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
             if row is None:
                 raise storage.NotFound()
             current = produto_of(row)
-            if row[7] is None:
+            if row[8] is None:
                 raise storage.NotRemoved(current)
             return await _mark_removed(connection, current, autoria, restored=True)
 
@@ -214,20 +224,61 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
 
 async def _insert(connection: Connection, produto: Produto, autoria: Autoria) -> Produto:
     now = time.time()
-    rows = await connection.fetch(
+    keys = folded(produto)
+    await _check_codigo(connection, produto, keys.codigo_chave)
+    id, versao = await _unique_codigo(
+        connection,
+        produto,
+        keys.codigo_chave,
         "INSERT INTO produtos (nome, descricao, preco, criado_em, atualizado_em, nome_chave, "
-        "busca) VALUES ($1, $2, $3, $4, $4, $5, $6) RETURNING id, versao",
+        "busca, codigo_chave, codigo) VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8) "
+        "RETURNING id, versao",
         produto.nome,
         produto.descricao,
         produto.preco,
         now,
-        *folded(produto),
+        *keys,
+        produto.codigo,
     )
     created = produto.model_copy(
-        update={"id": rows[0][0], "versao": rows[0][1], "criado_em": now, "atualizado_em": now}
+        update={"id": id, "versao": versao, "criado_em": now, "atualizado_em": now}
     )
     await _record(connection, event_row("criado", created, None, created, autoria, now))
     return created
+
+
+async def _check_codigo(
+    connection: Connection, produto: Produto, key: str | None, id: int | None = None
+) -> None:
+    """CodigoTaken if a product other than `id` holds the code, as committed now."""
+    if key is None:
+        return
+    for holder, removed in await connection.fetch(numbered(CODIGO_HOLDER), key):
+        if holder != id:
+            raise storage.CodigoTaken(str(produto.codigo), holder, removed)
+
+
+async def _unique_codigo(
+    connection: Connection,
+    produto: Produto,
+    key: str | None,
+    sql: str,
+    *args: Any,
+    id: int | None = None,
+) -> Any:
+    """The row `sql` writes and returns, in a savepoint when it sets a code: a writer that
+    took the code after `_check_codigo` looked makes the unique index refuse it, and that is
+    CodigoTaken too, the transaction still usable."""
+    if key is None:
+        return await connection.fetchrow(sql, *args)
+    try:
+        async with connection.transaction():
+            return await connection.fetchrow(sql, *args)
+    except asyncpg.UniqueViolationError as refused:
+        if refused.constraint_name != "produtos_codigo":
+            raise
+        await _check_codigo(connection, produto, key, id)
+        raise
 
 
 async def _current(connection: Connection, id: int, versions: Collection[int] | None) -> Produto:

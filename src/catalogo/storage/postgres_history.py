@@ -42,11 +42,12 @@ def produto_of(row: Any) -> Produto:
         versao=row[4],
         criado_em=row[5],
         atualizado_em=row[6],
+        codigo=row[7],
     )
 
 
 def _removal(row: Any) -> storage.Removal:
-    return storage.Removal(row[7], row[8], row[9], produto_of(row))
+    return storage.Removal(row[8], row[9], row[10], produto_of(row))
 
 
 class PostgresHistory(PostgresPool):

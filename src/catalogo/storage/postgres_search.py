@@ -35,7 +35,7 @@ _KEYS = {
 }
 _SELECT = (
     "SELECT p.id, p.nome, p.descricao, p.preco, p.versao, p.criado_em, p.atualizado_em, "
-    "p.nome_chave FROM produtos p"
+    "p.codigo, p.nome_chave FROM produtos p"
 )
 
 
@@ -59,6 +59,8 @@ class _Plan:
             self._add("p.preco <= {}", query.preco_max)
         if query.ids:
             self._add("p.id = ANY({}::bigint[])", list(query.ids))
+        if query.codigos:
+            self._add("p.codigo_chave = ANY({}::text[])", list(query.codigos))
 
     def _add(self, condition: str, value: Any) -> None:
         self.params.append(value)
@@ -131,7 +133,7 @@ class PostgresSearch(PostgresPool):
             except asyncpg.QueryCanceledError as error:
                 raise storage.QueryTimeout(self._query_timeout_ms) from error
             return [
-                (produto_of(row), key_of(plan.query, row[0], row[7], int(row[3] * 100), row[6]))
+                (produto_of(row), key_of(plan.query, row[0], row[8], int(row[3] * 100), row[6]))
                 for row in found
             ]
         if isinstance(step, Number):

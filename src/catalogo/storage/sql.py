@@ -31,7 +31,8 @@ def trash(preco: str) -> paging.KeyedList:
     `preco` column is the database's own); a product's position in it, from its id."""
     removed = (
         f"SELECT p.id, p.nome, p.descricao, p.{preco}, p.versao, p.criado_em, "
-        "p.atualizado_em, p.removido_em, e.quem, e.token FROM produtos p LEFT JOIN eventos e "
+        "p.atualizado_em, p.codigo, p.removido_em, e.quem, e.token FROM produtos p "
+        "LEFT JOIN eventos e "
         "ON e.produto_id = p.id AND e.versao = p.versao WHERE p.removido_em IS NOT NULL"
     )
     return paging.KeyedList(
@@ -47,6 +48,9 @@ def numbered(sql: str) -> str:
     """SQL written with `?` placeholders, in PostgreSQL's `$1`, `$2`…"""
     parts = sql.split("?")
     return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
+
+
+CODIGO_HOLDER = "SELECT id, removido_em IS NOT NULL FROM produtos WHERE codigo_chave = ?"
 
 
 def event_row(

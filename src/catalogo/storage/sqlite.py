@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 from catalogo import history, storage
 from catalogo.history import Autoria
-from catalogo.produtos import Produto, same_fields
+from catalogo.produtos import Produto, keeping_codigo, same_fields
 from catalogo.search import folded
-from catalogo.storage.sql import EVENT_COLUMNS, event_row
+from catalogo.storage.sql import CODIGO_HOLDER, EVENT_COLUMNS, event_row
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, SQLiteHistory, produto_of
 from catalogo.storage.sqlite_readers import Reader, Readers
@@ -30,16 +30,30 @@ T = TypeVar("T")
 
 def _insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) -> Produto:
     now = time.time()
+    keys = folded(produto)
+    _check_codigo(connection, produto, keys.codigo_chave)
     rows = connection.execute(
-        "INSERT INTO produtos (nome, descricao, preco_centavos, criado_em, atualizado_em, "
-        "nome_chave, busca) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id, versao",
-        (produto.nome, produto.descricao, _centavos(produto), now, now, *folded(produto)),
+        "INSERT INTO produtos (codigo, nome, descricao, preco_centavos, criado_em, atualizado_em, "
+        "nome_chave, busca, codigo_chave) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id, versao",
+        (produto.codigo, produto.nome, produto.descricao, _centavos(produto), now, now, *keys),
     ).fetchall()
     created = produto.model_copy(
         update={"id": rows[0][0], "versao": rows[0][1], "criado_em": now, "atualizado_em": now}
     )
     _record(connection, event_row("criado", created, None, created, autoria, now))
     return created
+
+
+def _check_codigo(
+    connection: sqlite3.Connection, produto: Produto, key: str | None, id: int | None = None
+) -> None:
+    """CodigoTaken if a product other than `id` holds the code: in the write's transaction,
+    which no other writer, in this process or another, comes between."""
+    if key is None:
+        return
+    for holder, removed in connection.execute(CODIGO_HOLDER, (key,)).fetchall():
+        if holder != id:
+            raise storage.CodigoTaken(str(produto.codigo), holder, bool(removed))
 
 
 def _record(connection: sqlite3.Connection, event: tuple[Any, ...]) -> None:
@@ -86,13 +100,17 @@ def _changed_columns(antes: Produto, produto: Produto) -> tuple[str, list[Any]]:
     columns: list[str] = []
     params: list[Any] = []
     nome, descricao = produto.nome != antes.nome, produto.descricao != antes.descricao
-    if nome or descricao:
-        nome_chave, busca = folded(produto)
+    codigo = produto.codigo != antes.codigo
+    keys = folded(produto)
+    if nome or descricao or codigo:
         columns.append("busca = ?")
-        params.append(busca)
+        params.append(keys.busca)
     if nome:
         columns += ["nome = ?", "nome_chave = ?"]
-        params += [produto.nome, nome_chave]
+        params += [produto.nome, keys.nome_chave]
+    if codigo:
+        columns += ["codigo = ?", "codigo_chave = ?"]
+        params += [produto.codigo, keys.codigo_chave]
     if descricao:
         columns.append("descricao = ?")
         params.append(produto.descricao)
@@ -151,7 +169,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
         """Adds products, each with its event, in one transaction: for seeding demos and
         benchmarks, not for requests. The ids are consecutive: one writer, one transaction."""
         now = time.time()
-        rows = [(p.nome, p.descricao, _centavos(p), now, now, *folded(p)) for p in produtos]
+        rows = [(p.nome, p.descricao, _centavos(p), now, now, *folded(p)[:2]) for p in produtos]
 
         def run(connection: sqlite3.Connection) -> int:
             (last,) = connection.execute("SELECT coalesce(max(id), 0) FROM produtos").fetchone()
@@ -185,16 +203,19 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
     ) -> storage.Saved:
         def run(connection: sqlite3.Connection) -> storage.Saved:
             antes = _current(connection, id, versions)
-            if same_fields(antes, produto):
+            edit = keeping_codigo(produto, antes)
+            if same_fields(antes, edit):
                 return storage.Saved(antes, changed=False)
+            if edit.codigo != antes.codigo:
+                _check_codigo(connection, edit, folded(edit).codigo_chave, id)
             now = time.time()
-            columns, params = _changed_columns(antes, produto)
+            columns, params = _changed_columns(antes, edit)
             connection.execute(
                 f"UPDATE produtos SET versao = versao + 1, atualizado_em = ?, {columns} "
                 "WHERE id = ?",
                 (now, *params, id),
             )
-            depois = produto.model_copy(
+            depois = edit.model_copy(
                 update={
                     "id": id,
                     "versao": _next(antes),

@@ -19,16 +19,17 @@ from catalogo.storage import paging, sql
 from catalogo.storage.sql import EVENT_COLUMNS, EVENTS, evento_of
 
 T = TypeVar("T")
-COLUMNS = "id, nome, descricao, preco_centavos, versao, criado_em, atualizado_em"
+COLUMNS = "id, nome, descricao, preco_centavos, versao, criado_em, atualizado_em, codigo"
 LIVE = "removido_em IS NULL"
 _TRASH = sql.trash("preco_centavos")
 _REMOVED = _TRASH.rows
 
 
 def produto_of(row: tuple[Any, ...]) -> Produto:
-    id, nome, descricao, centavos, versao, criado_em, atualizado_em = row
+    id, nome, descricao, centavos, versao, criado_em, atualizado_em, codigo = row
     return Produto.model_construct(
         id=id,
+        codigo=codigo,
         nome=nome,
         descricao=descricao,
         preco=Decimal(centavos).scaleb(-2),
@@ -39,7 +40,7 @@ def produto_of(row: tuple[Any, ...]) -> Produto:
 
 
 def _removal(row: tuple[Any, ...]) -> storage.Removal:
-    return storage.Removal(row[7], row[8], row[9], produto_of(row[:7]))
+    return storage.Removal(row[8], row[9], row[10], produto_of(row[:8]))
 
 
 class SQLiteHistory:

@@ -13,7 +13,7 @@ every statement (docs/search.md has the measurements behind each choice):
   products); if so it finds them all and they are sorted, else the order's index is walked
   and each product checked.
 - a price range in another order than price: the same choice, asked of the price index.
-- ids: looked up, and sorted.
+- ids, or codes (the unique index on codigo_chave): looked up, and sorted.
 - otherwise the order's index is walked: the rowid for id orders, `produtos_nome` (nome_chave,
   id) and `produtos_preco` (preco_centavos, id), partial on live products.
 
@@ -151,10 +151,13 @@ class SQLiteSearch:
 
 def _bounded(query: Query, count: int | None) -> bool:
     """Whether a list costs the same at any size of the catalog, and so is read on the event
-    loop (sqlite_readers.py): a walk along an order's index from a cursor, or at most 100 ids,
-    counted no further than COUNT_CAP. Words and price ranges may read the whole catalog."""
+    loop (sqlite_readers.py): a walk along an order's index from a cursor, or at most 100 ids
+    or codes, counted no further than COUNT_CAP. Words and price ranges may read the whole
+    catalog."""
     unfiltered = not query.terms and query.preco_min is None and query.preco_max is None
-    return (unfiltered or bool(query.ids)) and (count is None or count <= paging.COUNT_CAP)
+    return (unfiltered or bool(query.ids or query.codigos)) and (
+        count is None or count <= paging.COUNT_CAP
+    )
 
 
 def _answer(reader: Reader, plan: _Plan, step: Step) -> Any:
@@ -162,7 +165,7 @@ def _answer(reader: Reader, plan: _Plan, step: Step) -> Any:
     if isinstance(step, Rows):
         sql, params = plan.page(step.cursor, step.cursor.limit + 1)
         return [
-            (produto_of(row[:7]), key_of(plan.query, row[0], row[7], row[3], row[6]))
+            (produto_of(row[:8]), key_of(plan.query, row[0], row[8], row[3], row[6]))
             for row in reader.read(sql, tuple(params))
         ]
     if isinstance(step, Number):
@@ -189,9 +192,14 @@ def _plan(reader: Reader, query: Query) -> _Plan:
     for term in query.terms:
         where.append("instr(p.busca, ?) > 0")
         params.append(term)
+    if query.codigos:
+        where.append(f"p.codigo_chave IN ({', '.join('?' * len(query.codigos))})")
+        params.extend(query.codigos)
     if query.ids:
         where.append(f"p.id IN ({', '.join('?' * len(query.ids))})")
         return _Plan(query, "produtos p", where, [*params, *query.ids])
+    if query.codigos:
+        return _Plan(query, "produtos p INDEXED BY produtos_codigo", where, params)
     column = query.ordem.lstrip("-")
     found_by = list(dict.fromkeys(t for term in query.terms for t in trigrams(term)))
     bounds = _price_bounds(query)
