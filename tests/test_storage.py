@@ -409,3 +409,31 @@ def test_a_list_finds_products_by_their_codes_and_its_words_find_a_code(database
         assert (await storage.find(Query(codigos=("can-az",)), Cursor(10))).items == []
 
     run(database, test)
+
+
+def test_an_export_reads_the_whole_result_in_chunks_as_of_one_moment(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        ids = [(await storage.create(produto(f"Caneca {n}"), CLI)).id for n in range(5)]
+        await storage.create(produto("Lápis"), CLI)
+        chunks = storage.export(Query(terms("caneca")), chunk=2)
+        first = await anext(chunks)
+        await storage.create(produto("Caneca nova"), CLI)
+        assert ids[0] is not None
+        await storage.delete(ids[0], None, CLI)
+        read = [[p.id for p in chunk] for chunk in [first, *[c async for c in chunks]]]
+        assert read == [[ids[4], ids[3]], [ids[2], ids[1]], [ids[0]]]
+
+    run(database, test)
+
+
+def test_an_export_walks_any_order_as_the_list_pages_it(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        for n, nome in enumerate(["b", "a", "c", "a", "b"]):
+            await storage.create(Produto(nome=nome, preco=Decimal(n + 1)), CLI)
+        for ordem in ("nome", "-preco", "atualizado_em"):
+            query = Query(ordem=ordem)
+            listed = (await storage.find(query, Cursor(10))).items
+            exported = [p async for chunk in storage.export(query, chunk=2) for p in chunk]
+            assert exported == listed
+
+    run(database, test)

@@ -1,5 +1,5 @@
-"""`catalogo serve`, `migrate`, `seed`, `usuarios`, `tokens` and `removidos` (once `lixeira`,
-a name still taken): the only entry point, the same locally and in CI.
+"""`catalogo serve`, `migrate`, `seed`, `exportar`, `usuarios`, `tokens` and `removidos` (once
+`lixeira`, a name still taken): the only entry point, the same locally and in CI.
 
 SQLite migrates itself before any command, so that one command starts a new catalog.
 PostgreSQL is migrated only by `catalogo migrate`, run once per deployment; the other commands
@@ -13,21 +13,31 @@ import argparse
 import asyncio
 import contextlib
 import getpass
-import ipaddress
 import os
-import resource
 import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from starlette.datastructures import ImmutableMultiDict
+
 from catalogo import accounts, history, migrations, produtos, services
 from catalogo.accounts import ContaInvalida, Passwords, UserChange
+from catalogo.cli_serve import may_listen, serve
+from catalogo.errors import TOO_MANY_ROWS, query_timeout
+from catalogo.exports import SHEET_ROWS, TooManyRows
+from catalogo.listing import Listing, ListingError
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
-from catalogo.storage import Storage, StorageUnavailable, UnknownUser, UserExists, open_storage
+from catalogo.storage import (
+    QueryTimeout,
+    Storage,
+    StorageUnavailable,
+    UnknownUser,
+    UserExists,
+    open_storage,
+)
 
 T = TypeVar("T")
 
@@ -51,6 +61,20 @@ def _parser() -> argparse.ArgumentParser:
         "seed", help="adiciona N produtos de exemplo (demonstrações, benchmarks)"
     )
     seed.add_argument("count", type=int, help="quantos produtos adicionar")
+    exportar = commands.add_parser(
+        "exportar", help="grava a lista de produtos (ou uma busca) num arquivo, como o site"
+    )
+    exportar.add_argument(
+        "--formato",
+        choices=("csv", "rfc4180", "xlsx"),
+        default="csv",
+        help="csv: o Excel em português (;, vírgula nos centavos); rfc4180: para programas; "
+        "xlsx: uma planilha (padrão: csv)",
+    )
+    exportar.add_argument("--saida", metavar="ARQUIVO", help="onde gravar (padrão: a saída)")
+    for name, meaning in _LIST_OPTIONS.items():
+        exportar.add_argument(f"--{name.replace('_', '-')}", dest=name, help=meaning)
+    exportar.add_argument("--codigo", action="append", default=[], help="só este código")
 
     usuarios = commands.add_parser("usuarios", help="contas da equipe").add_subparsers(
         dest="action", required=True
@@ -101,6 +125,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The list's parameters (listing.py reads them, as it reads a URL's).
+_LIST_OPTIONS = {
+    "q": "só os produtos com estas palavras",
+    "ordem": "a ordem, como na lista (padrão: -id)",
+    "preco_min": "só deste preço para cima",
+    "preco_max": "só deste preço para baixo",
+}
+
+
 def _days(value: str) -> int:
     """--dias: a whole number of days, as CATALOGO_REMOVIDOS_DIAS takes it."""
     if not (value.isascii() and value.isdigit()) or int(value) > TRASH_DAYS_MAX:
@@ -118,13 +151,13 @@ def main(argv: list[str] | None = None) -> None:
         if args.command == "migrate" or settings.database == "sqlite":
             migrations.upgrade(settings)  # once here, so that workers start on a current schema
         if args.command == "serve":
-            if not _with(settings, _may_listen(settings, args.host)):
+            if not _with(settings, may_listen(settings, args.host)):
                 sys.exit(
                     f"catalogo: não vou servir em {args.host}: quem o alcançasse poderia mudar "
                     "o catálogo. Crie antes um usuário (catalogo usuarios criar NOME --papel "
                     "admin), ou defina CATALOGO_AUTH=off para servi-lo aberto de propósito."
                 )
-            _serve(settings, args.host, args.port, args.workers)
+            serve(settings, args.host, args.port, args.workers)
         elif args.command == "seed":
             added = _with(
                 settings,
@@ -133,6 +166,8 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"catalogo: {added} {_plural(added, 'produto adicionado', 'produtos adicionados')}"
             )
+        elif args.command == "exportar":
+            _export(settings, args)
         elif args.command == "usuarios":
             _usuarios(settings, args)
         elif args.command == "tokens":
@@ -143,8 +178,34 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"catalogo: {error}")
     except (StorageUnavailable, OSError) as error:
         sys.exit(f"catalogo: o banco de dados não responde ({error})")
-    except (ContaInvalida, UserExists, UnknownUser) as error:
+    except (ContaInvalida, UserExists, UnknownUser, ListingError) as error:
         sys.exit(f"catalogo: {_said(error)}")
+    except TooManyRows:
+        sys.exit(f"catalogo: {TOO_MANY_ROWS.format(f'{SHEET_ROWS - 1:,}'.replace(',', '.'))}")
+    except QueryTimeout as error:
+        sys.exit(f"catalogo: {query_timeout(error.budget_ms)}")
+
+
+def _export(settings: Settings, args: argparse.Namespace) -> None:
+    """The list's export, to `--saida` or the standard output, as the site sends it."""
+    asked = [(name, getattr(args, name)) for name in _LIST_OPTIONS if getattr(args, name)]
+    query = Listing.parse(ImmutableMultiDict(asked + [("codigo", c) for c in args.codigo])).query
+    with contextlib.ExitStack() as closing:
+        out = closing.enter_context(open(args.saida, "wb")) if args.saida else sys.stdout.buffer
+
+        async def write(storage: Storage) -> None:
+            if args.formato != "xlsx":
+                async for piece in services.csv_export(storage, query, args.formato):
+                    out.write(piece)
+                return
+            path = await services.xlsx_export(storage, query)
+            try:
+                with open(path, "rb") as made:
+                    shutil.copyfileobj(made, out)
+            finally:
+                os.unlink(path)
+
+        _with(settings, write)
 
 
 def _with(settings: Settings, work: Callable[[Storage], Awaitable[T]]) -> T:
@@ -159,24 +220,6 @@ def _with(settings: Settings, work: Callable[[Storage], Awaitable[T]]) -> T:
             await storage.close()
 
     return asyncio.run(run())
-
-
-def _may_listen(settings: Settings, host: str) -> Callable[[Storage], Awaitable[bool]]:
-    async def check(storage: Storage) -> bool:
-        if settings.auth is not None or _loopback(host):
-            return True
-        return await storage.users_exist()
-
-    return check
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _said(error: Exception) -> str:
@@ -282,79 +325,3 @@ def _when(moment: float | None) -> str:
     if moment is None:
         return "-"
     return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M")
-
-
-# How long a worker may take to finish what it began once told to stop: over the app's own
-# worst case (about 20 s, a database that does not answer), and with serving.DRAIN_S under
-# systemd's TimeoutStopSec (30 s in deploy/).
-STOP_TIMEOUT_S = 25
-
-
-def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
-    """Granian serves until SIGTERM (or Ctrl-C), however it comes (serving.py): serve stops
-    accepting, lets every worker finish the requests it has begun (within STOP_TIMEOUT_S),
-    then runs the app's shutdown; this returns when all are done.
-
-    It holds CATALOGO_MAX_CONNECTIONS at once: Granian's default of 1,024 (its backlog) let
-    idle uploads take every slot, and then nothing else was accepted. A slot is held only for a
-    while: the guard ends a slow body, and the header timeout a connection that sends no
-    request, even one that never sends a byte (hyper times those only in HTTP/1-only mode; its
-    HTTP/2 detection waits forever). Each slot costs a file descriptor: the soft limit is
-    raised towards the hard one to hold them all."""
-    from granian.constants import HTTPModes, Interfaces
-    from granian.http import HTTP1Settings
-
-    from catalogo import serving
-
-    serving.hold_stop_signals()  # before the metrics' process, which inherits it
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = settings.max_connections + 1024  # the database, the logs, the listening socket
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-    with _metrics_exported(settings, port):
-        print(f"catalogo: servindo http://{host}:{port}/produtos", flush=True)
-        try:
-            serving.serve(
-                target="catalogo.app:create_app",
-                address=host,
-                port=port,
-                workers=workers,
-                interface=Interfaces.ASGI,
-                http=HTTPModes.http1,
-                http1_settings=HTTP1Settings(header_read_timeout=settings.header_timeout_ms),
-                backlog=4096,  # the kernel keeps at most net.core.somaxconn of these
-                backpressure=max(1, settings.max_connections // workers),
-                workers_kill_timeout=STOP_TIMEOUT_S,
-            )
-        except serving.CannotListen as error:
-            sys.exit(f"catalogo: {error}")
-
-
-@contextlib.contextmanager
-def _metrics_exported(settings: Settings, port: int) -> Iterator[None]:
-    """With CATALOGO_METRICS_PORT set, the workers' metrics are served there (metrics.py) from a
-    folder of this serve's own, removed when it stops."""
-    if settings.metrics_port is None:
-        yield
-        return
-    if settings.metrics_port == port:
-        sys.exit("catalogo: CATALOGO_METRICS_PORT deve ser outra porta que a do site")
-    folder = tempfile.mkdtemp(prefix="catalogo-metrics-")
-    # Before prometheus_client is first imported: it chooses multiprocess mode on import, and
-    # the workers forked from this process keep what was imported here.
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
-    from catalogo import metrics
-
-    try:
-        with metrics.exporting(settings.metrics_host, settings.metrics_port, folder):
-            print(
-                f"catalogo: métricas em http://{settings.metrics_host}:{settings.metrics_port}"
-                "/metrics",
-                flush=True,
-            )
-            yield
-    except metrics.CannotExport as error:
-        sys.exit(f"catalogo: {error}")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)

@@ -131,6 +131,10 @@ TWO_IDEMPOTENCY_KEYS = "Envie uma só Idempotency-Key."
 BAD_IDEMPOTENCY_KEY = "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
 INVALID_FIELDS = "Corrija os campos indicados."
 EDIT_CONFLICT = "Outra pessoa salvou este produto depois da versão em que você se baseou."
+TOO_MANY_ROWS = (
+    "Uma planilha do Excel cabe {} produtos, e esta lista tem mais: exporte em CSV "
+    "(formato=csv), que não tem limite, ou estreite a busca."
+)
 NOT_REMOVED = "O produto não está removido: não há o que restaurar."
 
 

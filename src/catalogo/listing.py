@@ -14,6 +14,7 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from typing import Literal
 
 from starlette.datastructures import ImmutableMultiDict
 
@@ -262,6 +263,16 @@ def _codigos(parameters: ImmutableMultiDict[str, str]) -> tuple[str, ...]:
             )
         keys.append(codigo_key(codigo))
     return tuple(dict.fromkeys(keys))
+
+
+def parse_formato(parameters: Mapping[str, str]) -> Literal["csv", "xlsx"] | None:
+    """`formato`: the list as a file for people, CSV (Excel pt-BR) or xlsx; none: a page."""
+    formato = parameters.get("formato", "")
+    if formato in ("csv", "xlsx"):
+        return "csv" if formato == "csv" else "xlsx"
+    if formato:
+        raise ListingError(f"formato deve ser csv ou xlsx (recebido «{formato:.50}»).")
+    return None
 
 
 def _cursor(parameters: Mapping[str, str], name: str, query: Query) -> Position | None:

@@ -4,8 +4,10 @@ request or the command line said; the rules stay in the pure domain modules (pro
 history, merge, accounts), the SQL in storage, and HTTP or the terminal in their callers.
 """
 
+import asyncio
 import time
 import unicodedata
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -20,9 +22,11 @@ from catalogo.accounts import (
     UserChange,
     Usuario,
 )
+from catalogo.exports import CsvRows, Format, Workbook
 from catalogo.history import Autoria
 from catalogo.merge import Merge, merge
 from catalogo.produtos import Produto, keeping_codigo
+from catalogo.search import Query
 from catalogo.storage import Storage, UnknownUser, VersionConflict
 
 MERGE_ATTEMPTS = 5  # merges in a row that another write overtook before the save gives up
@@ -189,3 +193,33 @@ async def save_merged(
         return Merged(saved.produto, merged.theirs, autores, saved.changed)
     # Overtaken every time: the person decides, every field that differs laid out.
     raise MergeConflict(merge(None, typed, current), current, [])
+
+
+async def csv_export(storage: Storage, query: Query, kind: Format) -> AsyncGenerator[bytes, None]:
+    """`query`'s products as a CSV file (exports.py), in pieces. The first holds the header and
+    the first chunk, so that what fails before it (QueryTimeout) fails before a byte is sent."""
+    rows = CsvRows(kind)
+    chunks = storage.export(query)
+    try:
+        first: list[Produto] = await anext(chunks, [])
+        yield rows.header() + rows.rows(first)
+        async for chunk in chunks:
+            yield rows.rows(chunk)
+    finally:
+        await chunks.aclose()
+
+
+async def xlsx_export(storage: Storage, query: Query) -> str:
+    """The path of an xlsx file of `query`'s products, written off the event loop (XlsxWriter
+    is pure Python); the caller removes it. Raises TooManyRows or QueryTimeout."""
+    book = await asyncio.to_thread(Workbook)
+    chunks = storage.export(query)
+    try:
+        async for chunk in chunks:
+            await asyncio.to_thread(book.add, chunk)
+        return await asyncio.to_thread(book.close)
+    except BaseException:
+        await asyncio.to_thread(book.discard)
+        raise
+    finally:
+        await chunks.aclose()

@@ -50,7 +50,7 @@ _BLOCKED = STOP_SIGNALS | {signal.SIGHUP}
 # as a worker takes one at once and a client sends its request as soon as it has connected.
 # Only workers at their connection limit, or a client that connected and sends nothing, take
 # longer; what is not taken by then is reset. Short, so that with the workers' own time to
-# finish (cli.STOP_TIMEOUT_S) a stop stays under systemd's 30 s.
+# finish (cli_serve.STOP_TIMEOUT_S) a stop stays under systemd's 30 s.
 DRAIN_S = 2
 
 

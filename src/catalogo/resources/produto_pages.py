@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from catalogo import history, templating
 from catalogo.identity import Visitor, visitor
-from catalogo.listing import Listing, ListingError
+from catalogo.listing import LIST_PATH, Listing, ListingError
 from catalogo.produtos import (
     CAMPOS,
     Produto,
@@ -146,6 +146,7 @@ def list_page(
         },
         ordens=_ORDER_CHOICES,
         ordem_padrao=listing.with_order("-id").url,
+        exportar=f"{LIST_PATH}?{listing.search}&" if listing.search else f"{LIST_PATH}?",
         ids=listing.query.ids,
         codigos=listing.query.codigos,
         pagina=page,

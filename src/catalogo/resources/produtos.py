@@ -22,9 +22,10 @@ from starlette.responses import Response
 from catalogo import conditional, error_responses, errors, idempotency
 from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
+from catalogo.exports import CSV, SHEET_ROWS, XLSX, Format, TooManyRows
 from catalogo.history import Autoria
 from catalogo.identity import principal, visitor
-from catalogo.listing import RETURN_PARAMETER, Listing, ListingError
+from catalogo.listing import RETURN_PARAMETER, Listing, ListingError, parse_formato
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import (
     CAMPOS,
@@ -45,6 +46,7 @@ from catalogo.resources import (
     negotiate,
     shared_of,
 )
+from catalogo.resources.exports import export_response
 from catalogo.resources.notices import to_the_list
 from catalogo.resources.produto_pages import (
     Found,
@@ -62,6 +64,9 @@ from catalogo.storage import CodigoTaken, NotFound, QueryTimeout, VersionConflic
 from catalogo.storage.paging import COUNT_CAP, COUNT_EXACT, Cursor
 
 _EMPTY = dict.fromkeys(CAMPOS, "")
+_LIST_MEDIA = (HTML, JSON, CSV, XLSX)
+# What a list asks as a file: `formato` (for people) first, else its Accept (for programs).
+_EXPORTS: dict[str, Format] = {"csv": "csv", "xlsx": "xlsx", CSV: "rfc4180", XLSX: "xlsx"}
 # Pages that exist only to change the catalog: a person who may not is sent to sign in first,
 # rather than after typing.
 _FOR_WRITERS = {"GET": Need.WRITE, "HEAD": Need.WRITE}
@@ -82,13 +87,19 @@ class ProdutosResource(Resource):
     """/produtos: the list (GET) and creation (POST)."""
 
     async def get(self, request: Request) -> Response:
-        media = negotiate(request)
+        media = negotiate(request, _LIST_MEDIA)
         try:
             listing = Listing.parse(request.query_params)
+            export = _EXPORTS.get(parse_formato(request.query_params) or media)
         except ListingError as malformed:
-            if media == JSON:
+            if media != HTML:
                 raise errors.bad_request("{}", malformed) from None
             return list_page(request, None, typed(request.query_params), malformed)
+        if export is not None:
+            try:
+                return await export_response(request, listing, export)
+            except (QueryTimeout, TooManyRows) as refused:
+                return _unanswerable(request, media, refused)
         shared = shared_of(request)
         exact = media == JSON and _counts_asked(request)
         count = COUNT_EXACT if exact else (COUNT_CAP if media == HTML else None)
@@ -96,10 +107,7 @@ class ProdutosResource(Resource):
         try:
             page = await shared.storage.find(listing.query, cursor, count, position=media == HTML)
         except QueryTimeout as stopped:
-            problem = ListingError(errors.query_timeout(stopped.budget_ms), "q")
-            if media == JSON:
-                raise HTTPException(422, str(problem)) from None
-            return list_page(request, None, typed(request.query_params), problem, status_code=422)
+            return _unanswerable(request, media, stopped)
         links = {
             rel: listing.at(cursor).url
             for rel, cursor in (("prev", page.prev), ("next", page.next))
@@ -217,6 +225,18 @@ class ProdutoResource(Resource):
         if media == HTML:
             return to_the_list(request, "removido", removed, submitted.listing)
         return Response(status_code=204, headers=VARY)
+
+
+def _unanswerable(request: Request, media: str, refused: QueryTimeout | TooManyRows) -> Response:
+    """422 for a list that can be read but not answered: past the time budget, or more rows
+    than a spreadsheet holds. A person gets the search form again, with what they typed."""
+    if isinstance(refused, QueryTimeout):
+        problem = ListingError(errors.query_timeout(refused.budget_ms), "q")
+    else:
+        problem = ListingError(errors.TOO_MANY_ROWS.format(f"{SHEET_ROWS - 1:,}".replace(",", ".")))
+    if media != HTML:
+        raise HTTPException(422, str(problem))
+    return list_page(request, None, typed(request.query_params), problem, status_code=422)
 
 
 def _refused_new(

@@ -39,6 +39,7 @@ class Page(Generic[T, P]):
 
 
 COUNT_CAP = 10_000  # a page says "mais de 10.000" rather than count a million
+EXPORT_CHUNK = 500  # products an export reads, formats and sends at a time
 COUNT_EXACT = 2**62  # what a JSON client that asks for the total is counted up to
 
 
@@ -195,6 +196,16 @@ def found(
     if newer is not None and newer <= limit:
         prev = Cursor(limit) if newer else None  # what comes before fits on the first page
     return Page(items, Cursor(limit, after=last) if more else None, prev, total, before)
+
+
+def next_chunk(
+    cursor: Cursor[Position], rows: list[tuple[Produto, Position]]
+) -> tuple[list[Produto], Cursor[Position] | None]:
+    """An export's chunk from up to a chunk and one more `rows` read from `cursor`, and where
+    the next chunk starts (None: this was the last)."""
+    limit = cursor.limit
+    items = [produto for produto, _ in rows[:limit]]
+    return items, (Cursor(limit, after=rows[limit - 1][1]) if len(rows) > limit else None)
 
 
 class Rows(NamedTuple):

@@ -4,7 +4,7 @@ backend is mixed from one class per role (sqlite.py and postgres.py for products
 Paging is paging.py's; choosing and opening a backend, __init__.py's.
 """
 
-from collections.abc import Collection, Iterable
+from collections.abc import AsyncGenerator, Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
@@ -21,6 +21,7 @@ from catalogo.accounts import (
 from catalogo.history import Autoria, Evento
 from catalogo.produtos import Produto
 from catalogo.search import Position, Query
+from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Page
 
 
@@ -122,6 +123,14 @@ class SearchStore(Protocol):
         """A page of the products `query` finds, in its order; with `count`, their number
         (up to `count` + 1) in `total`, and with `position` too, how many come before the
         page in `before` (counted likewise)."""
+        ...
+
+    def export(
+        self, query: Query, chunk: int = paging.EXPORT_CHUNK
+    ) -> AsyncGenerator[list[Produto], None]:
+        """Every product `query` finds, in its order, `chunk` at a time, all as of one moment:
+        one read snapshot, held until the iterator ends or is closed. Each chunk's statement
+        has the time budget (QueryTimeout)."""
         ...
 
 

@@ -28,7 +28,8 @@ statement (coreproto.pyx `_set_state`, protocol.pyx `_check_state`, connection.p
   have ended together. A failure to connect ends it: the server is down or refusing.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any, Literal, Self, TypeAlias, TypeVar
 
 import asyncpg
@@ -158,6 +159,22 @@ class PostgresPool:
                 ):
                     continue
                 raise storage.StorageUnavailable(f"{type(error).__name__}: {error}") from error
+
+    @asynccontextmanager
+    async def _held(self) -> AsyncIterator[Connection]:
+        """A pooled connection for as long as a read lasts (an export), never run again: what
+        it gave is already on its way. A database gone meanwhile is StorageUnavailable."""
+        try:
+            async with self._pool.acquire(timeout=ACQUIRE_TIMEOUT_S) as connection:
+                self._taken(1)
+                try:
+                    yield connection
+                finally:
+                    self._taken(-1)
+        except Exception as error:
+            if not (_ended(error) or isinstance(error, _UNAVAILABLE)):
+                raise
+            raise storage.StorageUnavailable(f"{type(error).__name__}: {error}") from error
 
     async def _write(self, work: Callable[[Connection], Awaitable[T]]) -> T:
         """A write: run again only if asyncpg refused to send it."""

@@ -12,7 +12,7 @@ longer is `QueryTimeout`, a count that would is left out. Counts are capped
 written counts each query once.
 """
 
-from collections.abc import Hashable
+from collections.abc import AsyncGenerator, Hashable
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
@@ -122,6 +122,21 @@ class PostgresSearch(PostgresPool):
         if count is None and cursor == Cursor(cursor.limit):
             return await self._run(read)  # one statement: no transaction to open
         return await self._snapshot(read)
+
+    async def export(
+        self, query: Query, chunk: int = paging.EXPORT_CHUNK
+    ) -> AsyncGenerator[list[Produto], None]:
+        plan = _Plan(query)
+        cursor: Cursor[Position] | None = Cursor(chunk)
+        async with (
+            self._held() as connection,
+            connection.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            while cursor is not None:
+                rows = await self._answer(connection, plan, Rows(cursor))
+                items, cursor = paging.next_chunk(cursor, rows)
+                if items:
+                    yield items
 
     async def _answer(self, connection: Connection, plan: _Plan, step: Step) -> Any:
         """One step of paging.finding, in the snapshot's transaction. A statement stopped by

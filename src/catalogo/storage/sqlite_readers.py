@@ -87,6 +87,12 @@ class Readers:
             THREADS, thread_name_prefix="sqlite-reader", initializer=_yield_to_the_loop
         )
 
+    def own(self) -> tuple[Reader, ThreadPoolExecutor]:
+        """A reader of its own and its one thread, for a read that lasts (an export): at the
+        threads' niceness, its statements never run on two threads at once."""
+        thread = ThreadPoolExecutor(1, "sqlite-export", initializer=_yield_to_the_loop)
+        return thread.submit(self._open).result(), thread
+
     async def run(self, read: Callable[[Reader], T]) -> T:
         """`read` on a reader thread. Only a read that found every thread busy may be turned
         away for its wait: a lone one waits no more than a thread's start, however long the

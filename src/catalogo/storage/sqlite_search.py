@@ -25,7 +25,8 @@ A list with words or a price range, or counted exactly, is read on a reader thre
 the event loop (sqlite_readers.py), and each of its statements within the time budget.
 """
 
-from collections.abc import Hashable
+import asyncio
+from collections.abc import AsyncGenerator, Hashable
 from typing import TYPE_CHECKING, Any
 
 from catalogo import storage
@@ -147,6 +148,29 @@ class SQLiteSearch:
         if _bounded(query, count):
             return self._reader.snapshot(read)
         return await self._readers.run(read)
+
+    async def export(
+        self, query: Query, chunk: int = paging.EXPORT_CHUNK
+    ) -> AsyncGenerator[list[Produto], None]:
+        reader, thread = self._readers.own()
+        loop = asyncio.get_running_loop()
+        try:
+            plan = await loop.run_in_executor(thread, _begin, reader, query)
+            cursor: Cursor[Position] | None = Cursor(chunk)
+            while cursor is not None:
+                rows = await loop.run_in_executor(thread, _answer, reader, plan, Rows(cursor))
+                items, cursor = paging.next_chunk(cursor, rows)
+                if items:
+                    yield items
+        finally:
+            thread.submit(reader.connection.close)  # after a chunk still being read, if any
+            thread.shutdown(wait=False)
+
+
+def _begin(reader: Reader, query: Query) -> _Plan:
+    """An export's snapshot, opened on its reader, and its plan."""
+    reader.read("BEGIN")
+    return _plan(reader, query)
 
 
 def _bounded(query: Query, count: int | None) -> bool:
