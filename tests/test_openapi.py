@@ -325,6 +325,7 @@ def test_the_list_describes_its_search_filters_orders_cursors_and_count(
         "preco_max",
         "id",
         "codigo",
+        "formato",
         "depois",
         "antes",
     }

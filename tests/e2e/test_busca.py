@@ -1,8 +1,13 @@
 """Finding a product in Chromium at both sizes: typed without accents from page 1, ordered by
-a column header, narrowed by price, paged through, and back to the search after a save."""
+a column header, narrowed by price, paged through, back to the search after a save, and
+exported to a file."""
 
+import csv
+import io
 import re
+from pathlib import Path
 
+import openpyxl
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import Look, unique
@@ -128,3 +133,33 @@ class TestWhereAmI:
         page.get_by_role("searchbox", name="Buscar").fill("exemplo")
         page.get_by_role("button", name="Buscar").click()
         expect(page).to_have_url(re.compile(r"/produtos\?q=exemplo$"))
+
+
+class TestExporting:
+    def test_a_search_exported_to_csv_and_excel_holds_exactly_the_products_shown(
+        self, page: Page, look: Look
+    ) -> None:
+        palavra = unique("Exportável")
+        names = [f"{palavra} {cor}" for cor in ("azul", "verde", "=cinza")]
+        for nome in names:
+            add(page, nome, "1.234,50")
+        page.goto("/produtos")
+        page.get_by_role("searchbox", name="Buscar").fill(palavra)
+        page.get_by_role("button", name="Buscar").click()
+        shown = page.locator("td.nome").all_inner_texts()
+        assert sorted(shown) == sorted(names)
+        look(page, "search")
+        with page.expect_download() as csv_download:
+            page.get_by_role("link", name="CSV", exact=True).click()
+        assert re.fullmatch(r"produtos-\d{4}-\d\d-\d\d\.csv", csv_download.value.suggested_filename)
+        data = Path(csv_download.value.path()).read_bytes()
+        assert data.startswith(b"\xef\xbb\xbfid;codigo;nome;")
+        table = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline=""), delimiter=";"))
+        exported = [row[2].removeprefix("'") for row in table[1:]]
+        assert exported == shown and {row[4] for row in table[1:]} == {"1234,50"}
+        with page.expect_download() as xlsx_download:
+            page.get_by_role("link", name="Excel", exact=True).click()
+        sheet = openpyxl.load_workbook(
+            io.BytesIO(Path(xlsx_download.value.path()).read_bytes())
+        ).active
+        assert [row[2] for row in sheet.iter_rows(min_row=2, values_only=True)] == shown

@@ -234,6 +234,13 @@ LIST_PARAMS: list[dict[str, Any]] = [
             "maxItems": IDS_MAXIMUM,
         },
     },
+    {
+        "name": "formato",
+        "in": "query",
+        "description": "A lista inteira como arquivo para pessoas: `csv` (o Excel em "
+        "português) ou `xlsx`. Sem ele, `Accept` decide (`text/csv`: CSV RFC 4180).",
+        "schema": {"type": "string", "enum": ["csv", "xlsx"]},
+    },
     cursor_param(
         "após este cursor",
         "antes deste cursor",

@@ -3,6 +3,7 @@ restore), and the document they and history.py's are assembled into."""
 
 from typing import Any
 
+from catalogo.exports import XLSX
 from catalogo.openapi import history, parts
 
 
@@ -28,10 +29,18 @@ def document() -> dict[str, Any]:
                     "tags": ["Produtos"],
                     "summary": "A lista de produtos: busca, filtros e ordem",
                     "description": "Os produtos que atendem a todos os filtros dados (`q`, "
-                    "`preco_min`, `preco_max`, `id`), dos mais novos aos mais antigos ou na "
-                    "`ordem` pedida; removidos nunca aparecem. As páginas seguintes e "
-                    "anteriores estão em `links` (e no cabeçalho `Link`), com a mesma busca. "
-                    "Parâmetros desconhecidos são ignorados.",
+                    "`preco_min`, `preco_max`, `id`, `codigo`), dos mais novos aos mais "
+                    "antigos ou na `ordem` pedida; removidos nunca aparecem. As páginas "
+                    "seguintes e anteriores estão em `links` (e no cabeçalho `Link`), com a "
+                    "mesma busca. Parâmetros desconhecidos são ignorados.\n\n"
+                    "**Exportar**: o resultado inteiro da mesma busca, na mesma ordem (não uma "
+                    "página), como arquivo: `Accept: text/csv` dá CSV RFC 4180 para programas "
+                    "(`,`, ponto decimal, UTF-8 sem BOM, horários em UTC); `formato=csv` dá o "
+                    "CSV do Excel em português (UTF-8 com BOM, `;`, CRLF, `1234,56`, horários "
+                    "do servidor); `formato=xlsx` (ou `Accept` com o tipo do xlsx) uma "
+                    "planilha com células tipadas. Colunas: "
+                    "`id;codigo;nome;descricao;preco;versao;atualizado_em`. Um texto que "
+                    "começa com `=`, `+`, `-`, `@`, tab, CR ou LF ganha um `'` à frente no CSV.",
                     "parameters": parts.LIST_PARAMS,
                     "responses": {
                         "200": {
@@ -46,10 +55,18 @@ def document() -> dict[str, Any]:
                                     },
                                 },
                                 "text/html": parts.HTML,
+                                "text/csv": {
+                                    "schema": {"type": "string"},
+                                    "example": "id,codigo,nome,descricao,preco,versao,"
+                                    "atualizado_em\r\n120,CAN-AZ-300,Caneca azul,,39.90,3,"
+                                    "2026-11-23T09:41:07.112233Z\r\n",
+                                },
+                                XLSX: {"schema": {"type": "string", "format": "binary"}},
                             },
                         },
                         "400": parts.problem(
-                            "Parâmetro malformado; a mensagem diz o que é aceito: `q` longa "
+                            "Parâmetro malformado (também `formato`, que só aceita `csv` e "
+                            "`xlsx`); a mensagem diz o que é aceito: `q` longa "
                             "demais ou com caractere de controle, `ordem` desconhecida, preço "
                             "ilegível, `preco_min` maior que `preco_max`, `id` que não é um "
                             "número ou mais que o máximo, `depois` e `antes` juntos, ou um "
@@ -60,8 +77,9 @@ def document() -> dict[str, Any]:
                         "422": parts.problem(
                             "A busca passou do tempo limite do servidor "
                             "(CATALOGO_QUERY_TIMEOUT_MS, 5 s por padrão) e foi interrompida; "
-                            "a mensagem diz como refiná-la. Um navegador recebe a página da "
-                            "lista com a mensagem."
+                            "a mensagem diz como refiná-la. Ou, em xlsx, mais produtos do que "
+                            "uma planilha cabe (1.048.575): exporte em CSV. Um navegador recebe "
+                            "a página da lista com a mensagem."
                         ),
                     },
                 },
