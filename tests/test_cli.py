@@ -455,3 +455,35 @@ def test_deactivating_a_user_or_setting_their_password_ends_their_sessions(
     assert catalogo(database, "usuarios", "desativar", "ana").stderr == (
         "catalogo: não há usuário «ana»\n"
     )
+
+
+def test_exportar_writes_the_lists_file_as_the_site_sends_it(
+    database: str, db: Database, tmp_path: Path
+) -> None:
+    catalogo(database, "seed", "12")
+    to_stdout = catalogo(database, "exportar", "--q", "caneca", "--ordem", "preco")
+    assert to_stdout.returncode == 0, to_stdout.stderr
+    lines = to_stdout.stdout.lstrip("\ufeff").splitlines()
+    assert lines[0] == "id;codigo;nome;descricao;preco;versao;atualizado_em"
+    names = [line.split(";")[2] for line in lines[1:] if line[:1].isdigit()]
+    assert names and all(name.startswith("Caneca") for name in names)
+    saida = tmp_path / "programas.csv"
+    done = catalogo(database, "exportar", "--formato", "rfc4180", "--saida", str(saida))
+    assert done.returncode == 0 and done.stdout == ""
+    assert saida.read_bytes().startswith(b"id,codigo,nome,")
+    assert (
+        saida.read_bytes().count(b"\r\n") == 13
+    )  # a header and 12 rows: descriptions break with LF
+    planilha = tmp_path / "planilha.xlsx"
+    assert (
+        catalogo(database, "exportar", "--formato", "xlsx", "--saida", str(planilha)).returncode
+        == 0
+    )
+    assert planilha.read_bytes().startswith(b"PK")
+
+
+def test_exportar_refuses_what_the_list_refuses(database: str) -> None:
+    refused = catalogo(database, "exportar", "--ordem", "cor")
+    assert refused.returncode == 1 and "catalogo: ordem deve ser" in refused.stderr
+    many = catalogo(database, "exportar", *[f"--codigo=C{n}" for n in range(101)])
+    assert many.returncode == 1 and "no máximo 100 códigos" in many.stderr

@@ -195,6 +195,36 @@ class TestChangesToDifferentFields:
         assert saved.status_code == 303
         assert stored(db, id) == Stored("Caneca", "Da Ana", 1300, 4)
 
+    def test_a_code_set_meanwhile_is_kept_beside_this_persons_new_name(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        beto = edit_form(client, id)
+        assert beto["produto.codigo"] == ""
+        code = {"produto.nome": "Caneca", "produto.preco": "10", "produto.codigo": "CAN-1"}
+        assert client.put(f"/produtos/{id}", data=code).status_code == 303
+        saved = client.post(f"/produtos/{id}", data={**beto, "produto.nome": "Caneca azul"})
+        assert notice_after(client, saved) == (
+            "Produto «Caneca azul» atualizado. Mantido também o que outra pessoa mudou enquanto "
+            "você editava: código."
+        )
+        assert db.execute("SELECT nome, codigo FROM produtos").fetchone() == (
+            "Caneca azul",
+            "CAN-1",
+        )
+
+    def test_the_specs_form_without_a_code_field_merges_without_touching_the_code(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneca", "10")
+        assert client.put(
+            f"/produtos/{id}", data={**edit_form(client, id), "produto.codigo": "C-9"}
+        ).is_redirect
+        spec = {k: v for k, v in edit_form(client, id).items() if k != "produto.codigo"}
+        saved_meanwhile(client, id, "12")
+        assert client.post(f"/produtos/{id}", data={**spec, "produto.nome": "Xícara"}).is_redirect
+        assert db.execute("SELECT nome, codigo FROM produtos").fetchone() == ("Xícara", "C-9")
+
 
 class TestChangesToOneField:
     def test_offer_only_that_field_with_both_values_and_merge_the_rest(

@@ -3,10 +3,12 @@
 import re
 import unicodedata
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from catalogo.produtos import (
     ATRIBUTOS_HTML,
@@ -17,6 +19,7 @@ from catalogo.produtos import (
     parse_preco,
     preco_for_input,
     samples,
+    stored,
     validate,
 )
 
@@ -366,3 +369,23 @@ def test_sample_products_name_colours_that_agree_with_the_kind() -> None:
     assert "Garrafa vermelha nº 4" in nomes and "Caderno branco nº 9" in nomes
     for errado in ("Lápis vermelha", "Caderno branca", "Caneca preto", "Boné amarela"):
         assert not any(nome.startswith(errado) for nome in nomes)
+
+
+def test_a_stored_product_is_the_one_model_construct_makes_frozen_alike() -> None:
+    fields: dict[str, Any] = {
+        "id": 7,
+        "versao": 2,
+        "criado_em": 1.5,
+        "atualizado_em": 2.5,
+        "codigo": "CAN-1",
+        "nome": "Caneca",
+        "descricao": "Azul",
+        "preco": Decimal("12.50"),
+    }
+    fast, constructed = stored(**fields), Produto.model_construct(**fields)
+    assert fast == constructed and repr(fast) == repr(constructed)
+    assert fast.model_fields_set == constructed.model_fields_set
+    assert fast.model_dump() == constructed.model_dump()
+    assert fast.model_copy(update={"nome": "Xícara"}).nome == "Xícara"
+    with pytest.raises(ValidationError):
+        fast.nome = "Xícara"

@@ -14,6 +14,7 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import cached_property
 from typing import Literal
 
 from starlette.datastructures import ImmutableMultiDict
@@ -117,9 +118,10 @@ class Listing:
         """The first page of the same list in another order."""
         return replace(self, query=replace(self.query, ordem=ordem), after=None, before=None)
 
-    @property
+    @cached_property
     def search(self) -> str:
-        """The query string of the list without its page: what it shows, from the start."""
+        """The query string of the list without its page: what it shows, from the start.
+        (Kept once made: a list page asks each of its links for it, up to 17 times.)"""
         pairs: list[tuple[str, str]] = []
         if self.q:
             pairs.append(("q", self.q))
@@ -132,7 +134,7 @@ class Listing:
             pairs.append(("ordem", self.query.ordem))
         return urllib.parse.urlencode(pairs, quote_via=urllib.parse.quote)
 
-    @property
+    @cached_property
     def encoded(self) -> str:
         """The query string of this page of the list."""
         page = ""

@@ -271,6 +271,46 @@ class Produto(BaseModel):
     ]
 
 
+_ALL_FIELDS = frozenset(Produto.model_fields)
+_new_produto = Produto.__new__
+_set = object.__setattr__
+
+
+def stored(
+    id: int,
+    versao: int,
+    criado_em: float,
+    atualizado_em: float,
+    codigo: str | None,
+    nome: str,
+    descricao: str,
+    preco: Decimal,
+) -> Produto:
+    """A product as storage reads it back: valid when it was written, so not validated again,
+    and built as `model_construct` builds it but in a quarter of its time (0.6 µs against 2.5:
+    a list page builds 51 of them, a sixth of its cost). tests/test_produtos.py checks that
+    the two make the same product."""
+    produto = _new_produto(Produto)
+    _set(
+        produto,
+        "__dict__",
+        {
+            "id": id,
+            "versao": versao,
+            "criado_em": criado_em,
+            "atualizado_em": atualizado_em,
+            "codigo": codigo,
+            "nome": nome,
+            "descricao": descricao,
+            "preco": preco,
+        },
+    )
+    _set(produto, "__pydantic_fields_set__", set(_ALL_FIELDS))
+    _set(produto, "__pydantic_extra__", None)
+    _set(produto, "__pydantic_private__", None)
+    return produto
+
+
 def keeping_codigo(novo: Produto, atual: Produto) -> Produto:
     """A write that does not mention `codigo` (the spec's form, a client older than codes)
     keeps the stored one: only an explicit null or blank clears it."""

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from catalogo import storage
 from catalogo.history import Evento
-from catalogo.produtos import Produto
+from catalogo.produtos import Produto, stored
 from catalogo.storage import paging, sql
 from catalogo.storage.postgres_pool import Connection, PostgresPool
 from catalogo.storage.sql import EVENT_COLUMNS, EVENTS, evento_of, numbered
@@ -34,16 +34,7 @@ _REMOVED = _TRASH.rows
 
 
 def produto_of(row: Any) -> Produto:
-    return Produto.model_construct(
-        id=row[0],
-        nome=row[1],
-        descricao=row[2],
-        preco=row[3],
-        versao=row[4],
-        criado_em=row[5],
-        atualizado_em=row[6],
-        codigo=row[7],
-    )
+    return stored(row[0], row[4], row[5], row[6], row[7], row[1], row[2], row[3])
 
 
 def _removal(row: Any) -> storage.Removal:

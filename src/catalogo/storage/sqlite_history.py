@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalogo import storage
 from catalogo.history import Evento
-from catalogo.produtos import Produto
+from catalogo.produtos import Produto, stored
 from catalogo.storage import paging, sql
 from catalogo.storage.sql import EVENT_COLUMNS, EVENTS, evento_of
 
@@ -27,16 +27,8 @@ _REMOVED = _TRASH.rows
 
 def produto_of(row: tuple[Any, ...]) -> Produto:
     id, nome, descricao, centavos, versao, criado_em, atualizado_em, codigo = row
-    return Produto.model_construct(
-        id=id,
-        codigo=codigo,
-        nome=nome,
-        descricao=descricao,
-        preco=Decimal(centavos).scaleb(-2),
-        versao=versao,
-        criado_em=criado_em,
-        atualizado_em=atualizado_em,
-    )
+    preco = Decimal(centavos).scaleb(-2)
+    return stored(id, versao, criado_em, atualizado_em, codigo, nome, descricao, preco)
 
 
 def _removal(row: tuple[Any, ...]) -> storage.Removal:
