@@ -277,14 +277,16 @@ RETURN_PARAM = {
     "remover ou cancelar, como consulta (`depois=170`, `q=caneca&ordem=nome`).",
     "schema": {"type": "string", "examples": ["depois=170"]},
 }
+# A request's example has no code: /docs sends it as it is, and a second try would find the
+# code taken (422). The stored product shows one.
 _EXAMPLE = {
-    "codigo": "CAN-AZ-300",
     "nome": "Caneca de cerâmica azul 300 ml",
     "descricao": "Vai ao micro-ondas e à lava-louças.",
     "preco": "39.90",
 }
 STORED_EXAMPLE = {
     "id": 120,
+    "codigo": "CAN-AZ-300",
     **_EXAMPLE,
     "versao": 3,
     "criado_em": "2026-11-20T14:03:12.345678Z",
