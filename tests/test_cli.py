@@ -487,3 +487,30 @@ def test_exportar_refuses_what_the_list_refuses(database: str) -> None:
     assert refused.returncode == 1 and "catalogo: ordem deve ser" in refused.stderr
     many = catalogo(database, "exportar", *[f"--codigo=C{n}" for n in range(101)])
     assert many.returncode == 1 and "no máximo 100 códigos" in many.stderr
+
+
+def test_importar_says_what_a_file_would_change_writes_nothing_and_fails_on_an_error(
+    database: str, db: Database, tmp_path: Path
+) -> None:
+    catalogo(database, "seed", "3")
+    exported = tmp_path / "lista.csv"
+    catalogo(database, "exportar", "--saida", str(exported))
+    same = catalogo(database, "importar", str(exported))
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.splitlines()[0] == (
+        "catalogo: 0 novos, 0 alterados, 3 inalterados, 0 erros (nada foi gravado)"
+    )
+    windows = tmp_path / "windows.csv"
+    windows.write_bytes("nome;preco;cor\r\nPão;1,50;azul\r\nCopo;1.234;\r\n".encode("cp1252"))
+    refused = catalogo(database, "importar", str(windows))
+    assert refused.returncode == 1 and "salve como «CSV UTF-8»" in refused.stderr
+    report = catalogo(database, "importar", str(windows), "--codificacao", "windows-1252")
+    assert report.returncode == 1
+    assert report.stdout.splitlines() == [
+        "catalogo: 1 novo, 0 alterados, 0 inalterados, 1 erro (nada foi gravado)",
+        "  linha 2: novo, «Pão»",
+        "  linha 3, preço: «1.234» é ambíguo: se são milhares, escreva 1234,00; os centavos "
+        "vão depois da vírgula, com no máximo duas casas.",
+        "  colunas ignoradas: cor",
+    ]
+    assert db.execute("SELECT count(*) FROM produtos").fetchone() == (3,)

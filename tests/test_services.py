@@ -2,6 +2,8 @@
 PostgreSQL: what it checks before it writes, and that a refusal writes nothing."""
 
 import asyncio
+import csv
+import io
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
 
@@ -11,6 +13,7 @@ from catalogo import services
 from catalogo.accounts import ContaInvalida, Passwords
 from catalogo.history import CLI
 from catalogo.produtos import Produto
+from catalogo.search import Query
 from catalogo.settings import Settings
 from catalogo.storage import Storage, UnknownUser, UserExists, open_storage
 from tests.databases import Database
@@ -108,5 +111,70 @@ def test_a_stale_edit_is_saved_merged_with_what_others_saved_meanwhile(database:
             await services.save_merged(storage, clash, first.versao, merged.produto, CLI)
         assert conflict.value.merged.conflicts == ("preco",)
         assert (await storage.get(first.id)) == merged.produto
+
+    run(database, test)
+
+
+def csv_of(*lines: str) -> bytes:
+    return ("\ufeff" + "\r\n".join(lines) + "\r\n").encode()
+
+
+def test_an_export_imported_back_changes_nothing_and_three_new_prices_are_three_changes(
+    database: str,
+) -> None:
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        for n in range(5):
+            await storage.create(Produto(nome=f"Caneca {n}", preco=Decimal(10 + n)), CLI)
+        exported = b"".join([piece async for piece in services.csv_export(storage, Query(), "csv")])
+        same = await services.import_report(storage, exported)
+        assert (same.novos, same.alterados, same.inalterados, same.erros) == ([], [], 5, [])
+        table = list(csv.reader(io.StringIO(exported.decode("utf-8-sig")), delimiter=";"))
+        for row in table[1:4]:
+            row[4] = "99,90"  # the preco column
+        edited = io.StringIO()
+        csv.writer(edited, delimiter=";", lineterminator="\r\n").writerows(table)
+        report = await services.import_report(storage, edited.getvalue().encode())
+        assert [len(p.changes) for p in report.alterados] == [1, 1, 1]
+        assert {p.changes[0][2] for p in report.alterados} == {"R$ 99,90"}
+        assert report.inalterados == 2 and not report.erros and not report.novos
+
+    run(database, test)
+
+
+def test_a_bad_file_gets_one_precise_message_per_problem_and_keys_are_read_in_order(
+    database: str,
+) -> None:
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        made = await storage.create(Produto(nome="Caneca", preco=Decimal(10), codigo="CAN-1"), CLI)
+        other = await storage.create(Produto(nome="Copo", preco=Decimal(5)), CLI)
+        prato = await storage.create(Produto(nome="Prato", preco=Decimal(7)), CLI)
+        data = csv_of(
+            "id;versao;codigo;nome;preco;cor",
+            f"{made.id};{made.versao};;;1.234;azul",  # an ambiguous price
+            f"{other.id};9;;;6,00;",  # a stale version
+            ";;can-1;Caneca grande;;",  # an upsert by code: a new name
+            ";;NOVO-1;;3,00;",  # a new product without its name
+            ";;NOVO-2;'=Fórmula;3,00;",  # a new product, the export's quote taken off
+            ";;novo-2;Outra;4,00;",  # the same code again
+            f"{prato.id};;Can-1;;;",  # a code another product holds
+        )
+        report = await services.import_report(storage, data)
+        assert report.erros == [
+            "linha 2, preço: «1.234» é ambíguo: se são milhares, escreva 1234,00; os centavos "
+            "vão depois da vírgula, com no máximo duas casas.",
+            f"linha 3, versão: O produto {other.id} mudou desde a versão 9 (está na 1): exporte "
+            "de novo e refaça a alteração.",
+            "linha 5, nome: Preencha este campo.",
+            "linha 7, código: Repetido: a linha 6 já traz este código.",
+            "linha 8, código: Repetido: a linha 4 já traz este código.",
+        ]
+        assert [(p.line, p.nome) for p in report.novos] == [(6, "=Fórmula")]
+        assert [(p.produto_id, p.changes) for p in report.alterados] == [
+            (made.id, [("nome", "Caneca", "Caneca grande")])
+        ]
+        assert report.ignoradas == ("cor",)
+        assert (await storage.get(made.id or 0)) == made  # a dry run writes nothing
+        taken = await services.import_report(storage, csv_of("id;codigo", f"{prato.id};can-1"))
+        assert taken.erros == [f"linha 2, código: O código «can-1» já é do produto {made.id}."]
 
     run(database, test)

@@ -23,12 +23,14 @@ from typing import TypeVar
 
 from starlette.datastructures import ImmutableMultiDict
 
-from catalogo import accounts, history, migrations, produtos, services
+from catalogo import accounts, history, importing, migrations, produtos, services
 from catalogo.accounts import ContaInvalida, Passwords, UserChange
 from catalogo.cli_serve import may_listen, serve
 from catalogo.errors import TOO_MANY_ROWS, query_timeout
 from catalogo.exports import SHEET_ROWS, TooManyRows
+from catalogo.importing import ImportRefused
 from catalogo.listing import Listing, ListingError
+from catalogo.produtos import ROTULOS
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
 from catalogo.storage import (
     QueryTimeout,
@@ -75,6 +77,17 @@ def _parser() -> argparse.ArgumentParser:
     for name, meaning in _LIST_OPTIONS.items():
         exportar.add_argument(f"--{name.replace('_', '-')}", dest=name, help=meaning)
     exportar.add_argument("--codigo", action="append", default=[], help="só este código")
+    importar = commands.add_parser(
+        "importar",
+        help="lê uma planilha (CSV ou xlsx) e diz o que mudaria no catálogo, sem gravar nada",
+    )
+    importar.add_argument("arquivo", help="o CSV (das exportações, ou com ; , ou tab) ou o xlsx")
+    importar.add_argument(
+        "--codificacao",
+        choices=importing.CODIFICACOES,
+        default="utf-8",
+        help="a do CSV, se não for UTF-8 (padrão: utf-8, com ou sem BOM)",
+    )
 
     usuarios = commands.add_parser("usuarios", help="contas da equipe").add_subparsers(
         dest="action", required=True
@@ -168,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
             )
         elif args.command == "exportar":
             _export(settings, args)
+        elif args.command == "importar":
+            _import(settings, args)
         elif args.command == "usuarios":
             _usuarios(settings, args)
         elif args.command == "tokens":
@@ -178,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"catalogo: {error}")
     except (StorageUnavailable, OSError) as error:
         sys.exit(f"catalogo: o banco de dados não responde ({error})")
-    except (ContaInvalida, UserExists, UnknownUser, ListingError) as error:
+    except (ContaInvalida, UserExists, UnknownUser, ListingError, ImportRefused) as error:
         sys.exit(f"catalogo: {_said(error)}")
     except TooManyRows:
         sys.exit(f"catalogo: {TOO_MANY_ROWS.format(f'{SHEET_ROWS - 1:,}'.replace(',', '.'))}")
@@ -206,6 +221,31 @@ def _export(settings: Settings, args: argparse.Namespace) -> None:
                 os.unlink(path)
 
         _with(settings, write)
+
+
+def _import(settings: Settings, args: argparse.Namespace) -> None:
+    """The dry run: what the file would change, row by row; status 1 when a row is in error."""
+    with open(args.arquivo, "rb") as file:
+        data = file.read()
+    report = _with(settings, lambda s: services.import_report(s, data, args.codificacao))
+    counts = (
+        f"{len(report.novos)} {_plural(len(report.novos), 'novo', 'novos')}, "
+        f"{len(report.alterados)} {_plural(len(report.alterados), 'alterado', 'alterados')}, "
+        f"{report.inalterados} {_plural(report.inalterados, 'inalterado', 'inalterados')}, "
+        f"{len(report.erros)} {_plural(len(report.erros), 'erro', 'erros')}"
+    )
+    print(f"catalogo: {counts} (nada foi gravado)")
+    for planned in report.novos:
+        print(f"  linha {planned.line}: novo, «{planned.nome}»")
+    for planned in report.alterados:
+        what = "; ".join(f"{ROTULOS[c].lower()} {a} → {d}" for c, a, d in planned.changes)
+        print(f"  linha {planned.line}: produto {planned.produto_id}, {what}")
+    for erro in report.erros:
+        print(f"  {erro}")
+    if report.ignoradas:
+        print(f"  colunas ignoradas: {', '.join(report.ignoradas)}")
+    if report.erros:
+        sys.exit(1)
 
 
 def _with(settings: Settings, work: Callable[[Storage], Awaitable[T]]) -> T:

@@ -1,0 +1,179 @@
+"""A spreadsheet into the catalog, the pure half: the file read (a CSV in either export dialect
+or any `;`, `,` or tab CSV; an xlsx), its headers matched, and each row read into what it asks
+for. No I/O: services.import_report looks up the products the rows name and says what would
+change (docs/importing.md).
+
+- **Encoding is never guessed.** UTF-8 (with or without a BOM) unless `windows-1252` is asked
+  for; a file that is not valid UTF-8 is refused with what to do, never read as mojibake.
+- **Headers** are matched blind to case and accents (`Preço` is `preco`); unknown columns are
+  named and ignored; a column twice is refused.
+- **Cells**: an empty cell leaves the stored value as it is (an update never wipes a field by
+  accident); `CLEAR` empties `descricao` or `codigo` on purpose. A leading `'` before `=`, `+`,
+  `-` or `@` is the export's neutralisation and is removed. `id` and `versao` are numbers as
+  the list's cursors are; the other fields go through the form's own rules later, so a row
+  gets the form's own messages.
+"""
+
+import csv
+import io
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+import openpyxl
+
+from catalogo.exports import COLUMNS
+from catalogo.produtos import parse_id
+from catalogo.search import fold
+
+Codificacao = Literal["utf-8", "windows-1252"]
+CODIFICACOES: tuple[Codificacao, ...] = ("utf-8", "windows-1252")
+CLEAR = "(vazio)"  # in a cell of descricao or codigo: empty it
+ROWS_MAXIMUM = 50_000
+COLUMNS_MAXIMUM = 50  # far more than a catalog has: a file of 10,000 columns is not one
+FIELDS = ("codigo", "nome", "descricao", "preco")  # what a row may set
+_KEYS = {fold(name): name for name in COLUMNS}
+_UNQUOTED = ("'=", "'+", "'-", "'@")
+
+
+class ImportRefused(ValueError):
+    """The file as a whole cannot be read; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class Header:
+    """Where each known column is (by its canonical name), and what was not known."""
+
+    positions: dict[str, int]
+    unknown: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Row:
+    """A line of the file as it asks: the product it names (`id`, `versao`), the fields it
+    gives (None: `CLEAR`), and what could not be read."""
+
+    line: int
+    id: int | None = None
+    versao: int | None = None
+    fields: dict[str, str | None] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def table(data: bytes, codificacao: Codificacao = "utf-8") -> list[list[str]]:
+    """The file's cells, row by row, as text: an xlsx's first sheet, or a CSV."""
+    if data[:4] == b"PK\x03\x04":
+        return _sheet(data)
+    return _csv(_decoded(data, codificacao))
+
+
+def _decoded(data: bytes, codificacao: Codificacao) -> str:
+    try:
+        return data.decode("cp1252" if codificacao == "windows-1252" else "utf-8-sig")
+    except UnicodeDecodeError as error:
+        if codificacao == "windows-1252":
+            raise ImportRefused(
+                f"O byte {error.start + 1} do arquivo não existe em Windows-1252: confira a "
+                "codificação do arquivo."
+            ) from None
+        raise ImportRefused(
+            f"O arquivo não está em UTF-8 (byte {error.start + 1}): salve como «CSV UTF-8» "
+            "ou escolha Windows-1252."
+        ) from None
+
+
+def _csv(text: str) -> list[list[str]]:
+    first = text.split("\n", 1)[0]
+    delimiter = max(";,\t", key=first.count)
+    try:
+        return [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)]
+    except csv.Error as error:
+        raise ImportRefused(f"O CSV está malformado: {error}.") from None
+
+
+def _sheet(data: bytes) -> list[list[str]]:
+    try:
+        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as error:
+        raise ImportRefused(f"A planilha não pôde ser lida ({type(error).__name__}).") from None
+    try:
+        return [
+            [_text(value) for value in row]
+            for row in book.worksheets[0].iter_rows(values_only=True)
+        ]
+    finally:
+        book.close()
+
+
+def _text(value: object) -> str:
+    """A spreadsheet's cell as the CSV would have it: numbers without a float's tail."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)  # 39.9, never 39.900001
+    return str(value)
+
+
+def header(cells: list[str]) -> Header:
+    """The header row's columns; raises ImportRefused for a column given twice or too many."""
+    if len(cells) > COLUMNS_MAXIMUM:
+        raise ImportRefused(
+            f"O arquivo tem {len(cells)} colunas; uma planilha de produtos tem no máximo "
+            f"{COLUMNS_MAXIMUM}. Confira se a primeira linha é a dos títulos."
+        )
+    positions: dict[str, int] = {}
+    unknown: list[str] = []
+    for position, title in enumerate(cells):
+        name = _KEYS.get(fold(title.strip()))
+        if name is None:
+            if title.strip():
+                unknown.append(title.strip())
+            continue
+        if name in positions:
+            raise ImportRefused(f"A coluna «{title.strip()}» aparece duas vezes.")
+        positions[name] = position
+    if not positions:
+        raise ImportRefused(
+            "Nenhuma coluna conhecida na primeira linha: ela deve trazer os títulos "
+            f"({', '.join(COLUMNS)})."
+        )
+    return Header(positions, tuple(unknown))
+
+
+def rows(header: Header, lines: Iterable[list[str]], first_line: int = 2) -> Iterator[Row]:
+    """Each non-empty line read by the header (`first_line`: the file's line number of the
+    first one, for the messages)."""
+    for number, cells in enumerate(lines, first_line):
+        if not any(cell.strip() for cell in cells):
+            continue
+        yield _row(header, number, cells)
+
+
+def _row(header: Header, number: int, cells: list[str]) -> Row:
+    def cell(name: str) -> str:
+        position = header.positions.get(name)
+        return cells[position].strip() if position is not None and position < len(cells) else ""
+
+    errors: dict[str, str] = {}
+    numbers: dict[str, int | None] = {}
+    for name in ("id", "versao"):
+        text = cell(name)
+        numbers[name] = parse_id(text) if text else None
+        if text and numbers[name] is None:
+            what = "produto" if name == "id" else "versão"
+            errors[name] = f"«{text:.30}» não é um número de {what}."
+    fields: dict[str, str | None] = {}
+    for name in FIELDS:
+        if name not in header.positions:
+            continue
+        text = cells[header.positions[name]] if header.positions[name] < len(cells) else ""
+        if not text.strip():
+            continue  # empty: the stored value stays
+        if text.strip() == CLEAR:
+            if name in ("nome", "preco"):
+                errors[name] = f"{CLEAR} só vale para descrição e código: este é obrigatório."
+            fields[name] = None
+            continue
+        fields[name] = text[1:] if text.startswith(_UNQUOTED) else text
+    return Row(number, numbers["id"], numbers["versao"], fields, errors)
