@@ -514,3 +514,23 @@ def test_importar_says_what_a_file_would_change_writes_nothing_and_fails_on_an_e
         "  colunas ignoradas: cor",
     ]
     assert db.execute("SELECT count(*) FROM produtos").fetchone() == (3,)
+
+
+def test_importar_confirmar_writes_all_of_a_clean_file_as_one_batch(
+    database: str, db: Database, tmp_path: Path
+) -> None:
+    planilha = tmp_path / "nova.csv"
+    planilha.write_text("codigo;nome;preco\r\nCAN-1;Caneca;10,00\r\nCOP-1;Copo;5,00\r\n")
+    done = catalogo(database, "importar", str(planilha), "--confirmar")
+    assert done.returncode == 0, done.stderr
+    assert "2 novos" in done.stdout and "gravada" in done.stdout
+    assert db.execute(
+        "SELECT count(*), count(DISTINCT lote) FROM eventos WHERE origem = 'importacao'"
+    ).fetchone() == (2, 1)
+    planilha.write_text("codigo;nome;preco\r\ncan-1;Caneca grande;;\r\nPRA-1;Prato;1.234\r\n")
+    refused = catalogo(database, "importar", str(planilha), "--confirmar")
+    assert refused.returncode == 1 and "nada foi gravado" in refused.stdout
+    assert db.execute("SELECT nome FROM produtos ORDER BY id").fetchall() == [
+        ("Caneca",),
+        ("Copo",),
+    ]

@@ -15,7 +15,8 @@ from catalogo.history import CLI
 from catalogo.produtos import Produto
 from catalogo.search import Query
 from catalogo.settings import Settings
-from catalogo.storage import Storage, UnknownUser, UserExists, open_storage
+from catalogo.storage import Storage, UnknownUser, UserExists, VersionConflict, open_storage
+from catalogo.storage.paging import Cursor
 from tests.databases import Database
 from tests.helpers import SENHA
 
@@ -176,5 +177,30 @@ def test_a_bad_file_gets_one_precise_message_per_problem_and_keys_are_read_in_or
         assert (await storage.get(made.id or 0)) == made  # a dry run writes nothing
         taken = await services.import_report(storage, csv_of("id;codigo", f"{prato.id};can-1"))
         assert taken.erros == [f"linha 2, código: O código «can-1» já é do produto {made.id}."]
+
+    run(database, test)
+
+
+def test_an_import_applied_writes_what_its_dry_run_said_and_nothing_if_a_product_moved_on(
+    database: str,
+) -> None:
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        caneca = await storage.create(Produto(nome="Caneca", preco=Decimal(10)), CLI)
+        data = csv_of("id;nome;preco", f"{caneca.id};Caneca azul;12,00", ";Copo;3,00")
+        report = await services.import_report(storage, data)
+        await storage.update(caneca.id or 0, Produto(nome="Caneca", preco=Decimal(11)), None, CLI)
+        with pytest.raises(VersionConflict):
+            await services.apply_import(storage, report, CLI)
+        assert (await storage.find(Query(), Cursor(9))).items[0].id == caneca.id  # no Copo
+        lote = await services.apply_import(
+            storage, await services.import_report(storage, data), CLI
+        )
+        events = await storage.events(0, 100)
+        assert [(e.tipo, e.origem, e.lote) for e in events[-2:]] == [
+            ("criado", "importacao", lote),
+            ("alterado", "importacao", lote),
+        ]
+        again = await services.import_report(storage, data)  # a row with no key is new again:
+        assert again.inalterados == 1 and [p.nome for p in again.novos] == ["Copo"]  # shown first
 
     run(database, test)

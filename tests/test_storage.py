@@ -22,6 +22,7 @@ from catalogo.storage import (
     Saved,
     Storage,
     VersionConflict,
+    Write,
     open_storage,
 )
 from catalogo.storage.paging import Cursor, Page
@@ -435,5 +436,39 @@ def test_an_export_walks_any_order_as_the_list_pages_it(database: str) -> None:
             listed = (await storage.find(query, Cursor(10))).items
             exported = [p async for chunk in storage.export(query, chunk=2) for p in chunk]
             assert exported == listed
+
+    run(database, test)
+
+
+def test_writes_applied_together_are_all_or_nothing_each_with_its_event(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        caneca = await storage.create(produto("Caneca"), CLI)
+        copo = await storage.create(produto("Copo"), CLI)
+        assert caneca.id is not None and copo.id is not None
+        batch = CLI._replace(origem="importacao", lote="lote-1")
+        stale = [
+            Write(None, None, produto("Prato")),
+            Write(caneca.id, caneca.versao, produto("Caneca azul")),
+            Write(copo.id, 7, produto("Copo azul")),  # copo is at version 1
+        ]
+        with pytest.raises(VersionConflict):
+            await storage.apply(stale, batch)
+        assert [p.nome for p in (await storage.find(Query(), Cursor(9))).items] == [
+            "Copo",
+            "Caneca",
+        ]
+        done = await storage.apply([*stale[:2], Write(copo.id, 1, produto("Copo azul"))], batch)
+        assert [(p.nome, p.versao) for p in done] == [
+            ("Prato", 1),
+            ("Caneca azul", 2),
+            ("Copo azul", 2),
+        ]
+        events = await storage.events(0, 100)
+        last = [(e.produto_id, e.tipo, e.origem, e.lote) for e in events[-3:]]
+        assert last == [
+            (done[0].id, "criado", "importacao", "lote-1"),
+            (caneca.id, "alterado", "importacao", "lote-1"),
+            (copo.id, "alterado", "importacao", "lote-1"),
+        ]
 
     run(database, test)

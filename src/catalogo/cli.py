@@ -26,18 +26,20 @@ from starlette.datastructures import ImmutableMultiDict
 from catalogo import accounts, history, importing, migrations, produtos, services
 from catalogo.accounts import ContaInvalida, Passwords, UserChange
 from catalogo.cli_serve import may_listen, serve
-from catalogo.errors import TOO_MANY_ROWS, query_timeout
+from catalogo.errors import TOO_MANY_ROWS, codigo_taken, query_timeout
 from catalogo.exports import SHEET_ROWS, TooManyRows
 from catalogo.importing import ImportRefused
 from catalogo.listing import Listing, ListingError
 from catalogo.produtos import ROTULOS
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
 from catalogo.storage import (
+    CodigoTaken,
     QueryTimeout,
     Storage,
     StorageUnavailable,
     UnknownUser,
     UserExists,
+    VersionConflict,
     open_storage,
 )
 
@@ -79,7 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     exportar.add_argument("--codigo", action="append", default=[], help="só este código")
     importar = commands.add_parser(
         "importar",
-        help="lê uma planilha (CSV ou xlsx) e diz o que mudaria no catálogo, sem gravar nada",
+        help="lê uma planilha (CSV ou xlsx) e diz o que mudaria no catálogo; com --confirmar, "
+        "grava tudo ou nada",
     )
     importar.add_argument("arquivo", help="o CSV (das exportações, ou com ; , ou tab) ou o xlsx")
     importar.add_argument(
@@ -87,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
         choices=importing.CODIFICACOES,
         default="utf-8",
         help="a do CSV, se não for UTF-8 (padrão: utf-8, com ou sem BOM)",
+    )
+    importar.add_argument(
+        "--confirmar",
+        action="store_true",
+        help="grava o que o relatório diz, numa só transação, se nenhuma linha tiver erro",
     )
 
     usuarios = commands.add_parser("usuarios", help="contas da equipe").add_subparsers(
@@ -195,6 +203,15 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"catalogo: o banco de dados não responde ({error})")
     except (ContaInvalida, UserExists, UnknownUser, ListingError, ImportRefused) as error:
         sys.exit(f"catalogo: {_said(error)}")
+    except VersionConflict as error:
+        sys.exit(
+            f"catalogo: o produto {error.current.id} mudou enquanto a importação era lida; nada "
+            "foi gravado: rode de novo"
+        )
+    except CodigoTaken as error:
+        sys.exit(
+            f"catalogo: {codigo_taken(error.codigo, error.holder, error.removed)}; nada foi gravado"
+        )
     except TooManyRows:
         sys.exit(f"catalogo: {TOO_MANY_ROWS.format(f'{SHEET_ROWS - 1:,}'.replace(',', '.'))}")
     except QueryTimeout as error:
@@ -224,17 +241,27 @@ def _export(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def _import(settings: Settings, args: argparse.Namespace) -> None:
-    """The dry run: what the file would change, row by row; status 1 when a row is in error."""
+    """What the file would change, row by row (status 1 when a row is in error, and then
+    nothing is written); with --confirmar, written in one transaction."""
     with open(args.arquivo, "rb") as file:
         data = file.read()
-    report = _with(settings, lambda s: services.import_report(s, data, args.codificacao))
+
+    async def dry_run_then_apply(storage: Storage) -> tuple[services.ImportReport, str | None]:
+        report = await services.import_report(storage, data, args.codificacao)
+        if not args.confirmar or report.erros:
+            return report, None
+        return report, await services.apply_import(storage, report, history.CLI)
+
+    report, lote = _with(settings, dry_run_then_apply)
     counts = (
         f"{len(report.novos)} {_plural(len(report.novos), 'novo', 'novos')}, "
         f"{len(report.alterados)} {_plural(len(report.alterados), 'alterado', 'alterados')}, "
         f"{report.inalterados} {_plural(report.inalterados, 'inalterado', 'inalterados')}, "
         f"{len(report.erros)} {_plural(len(report.erros), 'erro', 'erros')}"
     )
-    print(f"catalogo: {counts} (nada foi gravado)")
+    print(
+        f"catalogo: {counts} ({'importação ' + lote + ' gravada' if lote else 'nada foi gravado'})"
+    )
     for planned in report.novos:
         print(f"  linha {planned.line}: novo, «{planned.nome}»")
     for planned in report.alterados:

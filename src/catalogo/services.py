@@ -7,6 +7,7 @@ history, merge, accounts), the SQL in storage, and HTTP or the terminal in their
 import asyncio
 import time
 import unicodedata
+import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -27,7 +28,7 @@ from catalogo.history import Autoria
 from catalogo.merge import Merge, merge
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, format_field, keeping_codigo, validate
 from catalogo.search import IDS_MAXIMUM, Query, codigo_key
-from catalogo.storage import Storage, UnknownUser, VersionConflict
+from catalogo.storage import Storage, UnknownUser, VersionConflict, Write
 from catalogo.storage.paging import Cursor
 
 MERGE_ATTEMPTS = 5  # merges in a row that another write overtook before the save gives up
@@ -229,12 +230,14 @@ async def xlsx_export(storage: Storage, query: Query) -> str:
 @dataclass(frozen=True)
 class Planned:
     """A row that would change the catalog: a new product (`produto_id` None) or the fields
-    that would change, each (field, before, after) as pages show them."""
+    that would change, each (field, before, after) as pages show them; `write`, what applying
+    it writes (an update only if the product is still at the version the dry run saw)."""
 
     line: int
     produto_id: int | None
     nome: str
     changes: list[tuple[str, str, str]]
+    write: Write
 
 
 @dataclass
@@ -349,10 +352,27 @@ def _planned(
     if holder is not None and current is not None and holder.id != current.id:
         return None, {"codigo": f"O código «{produto.codigo}» já é do produto {holder.id}."}
     if current is None:
-        return Planned(row.line, None, produto.nome, []), {}
+        return Planned(row.line, None, produto.nome, [], Write(None, None, produto)), {}
     changes = [
         (c, format_field(c, getattr(current, c)), format_field(c, getattr(produto, c)))
         for c in CAMPOS
         if getattr(current, c) != getattr(produto, c)
     ]
-    return (Planned(row.line, current.id, produto.nome, changes) if changes else None), {}
+    if not changes:
+        return None, {}
+    write = Write(current.id, current.versao, produto)
+    return Planned(row.line, current.id, produto.nome, changes, write), {}
+
+
+async def apply_import(storage: Storage, report: ImportReport, autoria: Autoria) -> str:
+    """Writes what a dry run found, all of it or nothing, as one batch: each product's event
+    has `origem` importacao and the batch's id in `lote`, which this returns. Raises
+    VersionConflict when a product changed since the dry run (run it again), CodigoTaken, or
+    ImportRefused for a report with errors."""
+    if report.erros:
+        raise importing.ImportRefused("A importação tem erros: corrija o arquivo antes.")
+    lote = uuid.uuid4().hex
+    writes = [p.write for p in (*report.novos, *report.alterados)]
+    batch = autoria._replace(origem="importacao", lote=lote)
+    await storage.apply(writes, batch)
+    return lote

@@ -50,6 +50,7 @@ from catalogo.storage.port import (
     UnknownUser,
     UserExists,
     VersionConflict,
+    Write,
     existing_claim,
 )
 
@@ -71,6 +72,7 @@ __all__ = [
     "UnknownUser",
     "UserExists",
     "VersionConflict",
+    "Write",
     "existing_claim",
     "open_storage",
 ]

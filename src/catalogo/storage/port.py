@@ -4,7 +4,7 @@ backend is mixed from one class per role (sqlite.py and postgres.py for products
 Paging is paging.py's; choosing and opening a backend, __init__.py's.
 """
 
-from collections.abc import AsyncGenerator, Collection, Iterable
+from collections.abc import AsyncGenerator, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
@@ -77,6 +77,15 @@ class VersionConflict(Exception):
         self.current = current
 
 
+class Write(NamedTuple):
+    """One product a write of many makes (an import): a new one (`id` None), or `id` updated
+    from the version it was seen at (`versao`), its code kept unless `produto` names it."""
+
+    id: int | None
+    versao: int | None
+    produto: Produto
+
+
 class Saved(NamedTuple):
     """An update: the product as it is now, and whether the write `changed` it. A write whose
     fields are the product's already changes nothing: no new version, no event."""
@@ -99,6 +108,12 @@ class ProductStore(Protocol):
         self, id: int, produto: Produto, versions: Collection[int] | None, autoria: Autoria
     ) -> Saved:
         """Raises NotFound (also for a removed product) or VersionConflict."""
+        ...
+
+    async def apply(self, writes: Sequence[Write], autoria: Autoria) -> list[Produto]:
+        """Every write or none, in one transaction, each with its event (`autoria` says its
+        origem and lote). Raises VersionConflict (an update's product moved on from its
+        `versao`), NotFound (removed meanwhile) or CodigoTaken: then nothing is written."""
         ...
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:

@@ -14,7 +14,7 @@ even a wrong takeover harmless: the request that lost the claim stores nothing.
 
 import itertools
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 import asyncpg
@@ -83,43 +83,20 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
     async def update(
         self, id: int, produto: Produto, versions: Collection[int] | None, autoria: Autoria
     ) -> storage.Saved:
-        async def update(connection: Connection) -> storage.Saved:
-            antes = await _current(connection, id, versions)
-            edit = keeping_codigo(produto, antes)
-            if same_fields(antes, edit):
-                return storage.Saved(antes, changed=False)
-            now = time.time()
-            keys = folded(edit)
-            if edit.codigo != antes.codigo:
-                await _check_codigo(connection, edit, keys.codigo_chave, id)
-            (versao,) = await _unique_codigo(
-                connection,
-                edit,
-                keys.codigo_chave,
-                "UPDATE produtos SET nome = $2, descricao = $3, preco = $4, versao = versao + 1, "
-                "atualizado_em = $5, nome_chave = $6, busca = $7, codigo_chave = $8, codigo = $9 "
-                "WHERE id = $1 RETURNING versao",
-                id,
-                edit.nome,
-                edit.descricao,
-                edit.preco,
-                now,
-                *keys,
-                edit.codigo,
-                id=id,
-            )
-            depois = edit.model_copy(
-                update={
-                    "id": id,
-                    "versao": versao,
-                    "criado_em": antes.criado_em,
-                    "atualizado_em": now,
-                }
-            )
-            await _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
-            return storage.Saved(depois, changed=True)
+        return await self._change(lambda c: _update(c, id, produto, versions, autoria))
 
-        return await self._change(update)
+    async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
+        async def apply(connection: Connection) -> list[Produto]:
+            done = []
+            for w in writes:
+                if w.id is None:
+                    done.append(await _insert(connection, w.produto, autoria))
+                else:
+                    seen = None if w.versao is None else {w.versao}
+                    done.append((await _update(connection, w.id, w.produto, seen, autoria)).produto)
+            return done
+
+        return await self._change(apply)
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         async def delete(connection: Connection) -> Produto:
@@ -245,6 +222,49 @@ async def _insert(connection: Connection, produto: Produto, autoria: Autoria) ->
     )
     await _record(connection, event_row("criado", created, None, created, autoria, now))
     return created
+
+
+async def _update(
+    connection: Connection,
+    id: int,
+    produto: Produto,
+    versions: Collection[int] | None,
+    autoria: Autoria,
+) -> storage.Saved:
+    antes = await _current(connection, id, versions)
+    edit = keeping_codigo(produto, antes)
+    if same_fields(antes, edit):
+        return storage.Saved(antes, changed=False)
+    now = time.time()
+    keys = folded(edit)
+    if edit.codigo != antes.codigo:
+        await _check_codigo(connection, edit, keys.codigo_chave, id)
+    (versao,) = await _unique_codigo(
+        connection,
+        edit,
+        keys.codigo_chave,
+        "UPDATE produtos SET nome = $2, descricao = $3, preco = $4, versao = versao + 1, "
+        "atualizado_em = $5, nome_chave = $6, busca = $7, codigo_chave = $8, codigo = $9 "
+        "WHERE id = $1 RETURNING versao",
+        id,
+        edit.nome,
+        edit.descricao,
+        edit.preco,
+        now,
+        *keys,
+        edit.codigo,
+        id=id,
+    )
+    depois = edit.model_copy(
+        update={
+            "id": id,
+            "versao": versao,
+            "criado_em": antes.criado_em,
+            "atualizado_em": now,
+        }
+    )
+    await _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
+    return storage.Saved(depois, changed=True)
 
 
 async def _check_codigo(

@@ -10,7 +10,7 @@ writer's batch: one writer, so events get their ids in the order they commit.
 import asyncio
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -42,6 +42,41 @@ def _insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) 
     )
     _record(connection, event_row("criado", created, None, created, autoria, now))
     return created
+
+
+def _update(
+    connection: sqlite3.Connection,
+    id: int,
+    produto: Produto,
+    versions: Collection[int] | None,
+    autoria: Autoria,
+) -> storage.Saved:
+    antes = _current(connection, id, versions)
+    edit = keeping_codigo(produto, antes)
+    if same_fields(antes, edit):
+        return storage.Saved(antes, changed=False)
+    if edit.codigo != antes.codigo:
+        _check_codigo(connection, edit, folded(edit).codigo_chave, id)
+    now = time.time()
+    columns, params = _changed_columns(antes, edit)
+    connection.execute(
+        f"UPDATE produtos SET versao = versao + 1, atualizado_em = ?, {columns} WHERE id = ?",
+        (now, *params, id),
+    )
+    depois = edit.model_copy(
+        update={
+            "id": id,
+            "versao": _next(antes),
+            "criado_em": antes.criado_em,
+            "atualizado_em": now,
+        }
+    )
+    _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
+    return storage.Saved(depois, changed=True)
+
+
+def _seen(write: storage.Write) -> Collection[int] | None:
+    return None if write.versao is None else {write.versao}
 
 
 def _check_codigo(
@@ -201,32 +236,18 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
         versions: Collection[int] | None,
         autoria: Autoria,
     ) -> storage.Saved:
-        def run(connection: sqlite3.Connection) -> storage.Saved:
-            antes = _current(connection, id, versions)
-            edit = keeping_codigo(produto, antes)
-            if same_fields(antes, edit):
-                return storage.Saved(antes, changed=False)
-            if edit.codigo != antes.codigo:
-                _check_codigo(connection, edit, folded(edit).codigo_chave, id)
-            now = time.time()
-            columns, params = _changed_columns(antes, edit)
-            connection.execute(
-                f"UPDATE produtos SET versao = versao + 1, atualizado_em = ?, {columns} "
-                "WHERE id = ?",
-                (now, *params, id),
-            )
-            depois = edit.model_copy(
-                update={
-                    "id": id,
-                    "versao": _next(antes),
-                    "criado_em": antes.criado_em,
-                    "atualizado_em": now,
-                }
-            )
-            _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
-            return storage.Saved(depois, changed=True)
+        return await self._writer.submit(lambda c: _update(c, id, produto, versions, autoria))
 
-        return await self._writer.submit(run)
+    async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
+        def run(connection: sqlite3.Connection) -> list[Produto]:
+            return [
+                _insert(connection, w.produto, autoria)
+                if w.id is None
+                else _update(connection, w.id, w.produto, _seen(w), autoria).produto
+                for w in writes
+            ]
+
+        return await self._writer.submit(run)  # in one savepoint: all or nothing
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:
