@@ -173,7 +173,7 @@ def test_postgresql_is_never_migrated_unasked(empty_database: str, command: list
     result = catalogo(empty_database, *command)
     assert result.returncode == 1
     assert result.stderr.strip() == (
-        "catalogo: o esquema do banco está vazio, esta versão do catalogo precisa da 0011: "
+        "catalogo: o esquema do banco está vazio, esta versão do catalogo precisa da 0012: "
         "rode `catalogo migrate` antes"
     )
     db = Database(empty_database)
@@ -188,7 +188,7 @@ def test_serve_refuses_a_postgresql_schema_left_at_an_older_revision(
     db.execute("UPDATE alembic_version SET version_num = '0001'")
     result = catalogo(database, "serve")
     assert result.returncode == 1
-    assert "na revisão 0001, esta versão do catalogo precisa da 0011" in result.stderr
+    assert "na revisão 0001, esta versão do catalogo precisa da 0012" in result.stderr
 
 
 @pytest.mark.parametrize("command", [["serve"], ["migrate"], ["seed", "1"]])
@@ -534,3 +534,23 @@ def test_importar_confirmar_writes_all_of_a_clean_file_as_one_batch(
         ("Caneca",),
         ("Copo",),
     ]
+
+
+def test_desfazer_undoes_an_import_once_and_says_why_it_will_not_again(
+    database: str, db: Database, tmp_path: Path
+) -> None:
+    catalogo(database, "seed", "1")
+    planilha = tmp_path / "lote.csv"
+    planilha.write_text("id;nome;preco\r\n1;Trocado;1,00\r\n;Novo;2,00\r\n")
+    done = catalogo(database, "importar", str(planilha), "--confirmar")
+    lote = re.search(r"importação (\w+) gravada", done.stdout)
+    assert lote is not None, done.stdout
+    undone = catalogo(database, "desfazer", lote.group(1))
+    assert undone.returncode == 0, undone.stderr
+    assert "2 produtos voltaram" in undone.stdout
+    live = "SELECT nome FROM produtos WHERE removido_em IS NULL"
+    assert db.execute(live).fetchall() == [("Caderno verde nº 1",)]  # as seeded; Novo removed
+    again = catalogo(database, "desfazer", lote.group(1))
+    assert again.returncode == 1 and "nada foi desfeito" in again.stderr
+    unknown = catalogo(database, "desfazer", "nenhum")
+    assert unknown.returncode == 1 and "não há importação nenhum" in unknown.stderr

@@ -16,9 +16,11 @@ from catalogo.produtos import Produto
 from catalogo.search import Position, Query, codigo_key, terms
 from catalogo.settings import Settings
 from catalogo.storage import (
+    BatchMoved,
     CodigoTaken,
     KeyClaim,
     KeyTaken,
+    NotFound,
     Saved,
     Storage,
     VersionConflict,
@@ -469,6 +471,58 @@ def test_writes_applied_together_are_all_or_nothing_each_with_its_event(database
             (done[0].id, "criado", "importacao", "lote-1"),
             (caneca.id, "alterado", "importacao", "lote-1"),
             (copo.id, "alterado", "importacao", "lote-1"),
+        ]
+
+    run(database, test)
+
+
+def test_a_batch_is_undone_whole_or_not_at_all_if_one_of_its_products_moved_on(
+    database: str,
+) -> None:
+    async def test(storage: Storage) -> None:
+        caneca = await storage.create(Produto(nome="Caneca", preco=Decimal(10), codigo="C-1"), CLI)
+        assert caneca.id is not None
+        batch = CLI._replace(origem="importacao", lote="lote-2")
+        novo, mudado = await storage.apply(
+            [Write(None, None, produto("Prato")), Write(caneca.id, 1, produto("Caneca azul"))],
+            batch,
+        )
+        assert novo.id is not None and mudado.codigo == "C-1"  # not named: kept
+        await storage.update(novo.id, produto("Prato fundo"), None, CLI)
+        with pytest.raises(BatchMoved) as moved:
+            await storage.revert("lote-2", CLI._replace(lote="lote-2:desfeita"))
+        assert moved.value.ids == [novo.id]
+        assert (await storage.get(caneca.id)) == mudado  # nothing undone
+        await storage.update(novo.id, produto("Prato"), None, CLI)
+        with pytest.raises(BatchMoved):  # the edit back is a new version all the same
+            await storage.revert("lote-2", CLI)
+        with pytest.raises(NotFound):
+            await storage.revert("lote-que-nao-existe", CLI)
+
+    run(database, test)
+
+
+def test_undoing_a_batch_removes_what_it_created_and_gives_back_what_it_changed(
+    database: str,
+) -> None:
+    async def test(storage: Storage) -> None:
+        caneca = await storage.create(Produto(nome="Caneca", preco=Decimal(10), codigo="C-1"), CLI)
+        assert caneca.id is not None
+        batch = CLI._replace(origem="importacao", lote="lote-3")
+        changed = Produto(nome="Caneca azul", preco=Decimal(12), codigo=None)
+        novo, _ = await storage.apply(
+            [Write(None, None, produto("Prato")), Write(caneca.id, 1, changed)], batch
+        )
+        undone = await storage.revert("lote-3", CLI._replace(lote="lote-3:desfeita"))
+        assert [(p.id, p.versao) for p in undone] == [(novo.id, 2), (caneca.id, 3)]
+        back = await storage.get(caneca.id)
+        assert back is not None
+        assert (back.nome, back.preco, back.codigo) == ("Caneca", Decimal("10.00"), "C-1")
+        assert await storage.get(novo.id or 0) is None and await storage.removed(novo.id or 0)
+        events = (await storage.events(0, 100))[-2:]
+        assert [(e.tipo, e.lote) for e in events] == [
+            ("removido", "lote-3:desfeita"),
+            ("alterado", "lote-3:desfeita"),
         ]
 
     run(database, test)

@@ -11,26 +11,21 @@ Protected mode: while anyone may change the catalog (CATALOGO_AUTH unset and no 
 
 import argparse
 import asyncio
-import contextlib
 import getpass
-import os
-import shutil
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from starlette.datastructures import ImmutableMultiDict
-
-from catalogo import accounts, history, importing, migrations, produtos, services
+from catalogo import accounts, cli_files, history, importing, migrations, produtos, services
 from catalogo.accounts import ContaInvalida, Passwords, UserChange
+from catalogo.cli_files import plural
 from catalogo.cli_serve import may_listen, serve
 from catalogo.errors import TOO_MANY_ROWS, codigo_taken, query_timeout
 from catalogo.exports import SHEET_ROWS, TooManyRows
 from catalogo.importing import ImportRefused
-from catalogo.listing import Listing, ListingError
-from catalogo.produtos import ROTULOS
+from catalogo.listing import ListingError
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
 from catalogo.storage import (
     CodigoTaken,
@@ -76,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         "xlsx: uma planilha (padrão: csv)",
     )
     exportar.add_argument("--saida", metavar="ARQUIVO", help="onde gravar (padrão: a saída)")
-    for name, meaning in _LIST_OPTIONS.items():
+    for name, meaning in cli_files.LIST_OPTIONS.items():
         exportar.add_argument(f"--{name.replace('_', '-')}", dest=name, help=meaning)
     exportar.add_argument("--codigo", action="append", default=[], help="só este código")
     importar = commands.add_parser(
@@ -96,6 +91,10 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="grava o que o relatório diz, numa só transação, se nenhuma linha tiver erro",
     )
+    desfazer = commands.add_parser(
+        "desfazer", help="desfaz uma importação, se nenhum dos produtos dela mudou desde então"
+    )
+    desfazer.add_argument("lote", help="o número da importação, que `importar` mostrou")
 
     usuarios = commands.add_parser("usuarios", help="contas da equipe").add_subparsers(
         dest="action", required=True
@@ -146,15 +145,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-# The list's parameters (listing.py reads them, as it reads a URL's).
-_LIST_OPTIONS = {
-    "q": "só os produtos com estas palavras",
-    "ordem": "a ordem, como na lista (padrão: -id)",
-    "preco_min": "só deste preço para cima",
-    "preco_max": "só deste preço para baixo",
-}
-
-
 def _days(value: str) -> int:
     """--dias: a whole number of days, as CATALOGO_REMOVIDOS_DIAS takes it."""
     if not (value.isascii() and value.isdigit()) or int(value) > TRASH_DAYS_MAX:
@@ -185,12 +175,14 @@ def main(argv: list[str] | None = None) -> None:
                 lambda storage: storage.create_many(produtos.samples(args.count), history.CLI),
             )
             print(
-                f"catalogo: {added} {_plural(added, 'produto adicionado', 'produtos adicionados')}"
+                f"catalogo: {added} {plural(added, 'produto adicionado', 'produtos adicionados')}"
             )
         elif args.command == "exportar":
-            _export(settings, args)
+            cli_files.export(args, lambda work: _with(settings, work))
         elif args.command == "importar":
-            _import(settings, args)
+            cli_files.import_file(args, lambda work: _with(settings, work))
+        elif args.command == "desfazer":
+            cli_files.undo(args, lambda work: _with(settings, work))
         elif args.command == "usuarios":
             _usuarios(settings, args)
         elif args.command == "tokens":
@@ -216,63 +208,6 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"catalogo: {TOO_MANY_ROWS.format(f'{SHEET_ROWS - 1:,}'.replace(',', '.'))}")
     except QueryTimeout as error:
         sys.exit(f"catalogo: {query_timeout(error.budget_ms)}")
-
-
-def _export(settings: Settings, args: argparse.Namespace) -> None:
-    """The list's export, to `--saida` or the standard output, as the site sends it."""
-    asked = [(name, getattr(args, name)) for name in _LIST_OPTIONS if getattr(args, name)]
-    query = Listing.parse(ImmutableMultiDict(asked + [("codigo", c) for c in args.codigo])).query
-    with contextlib.ExitStack() as closing:
-        out = closing.enter_context(open(args.saida, "wb")) if args.saida else sys.stdout.buffer
-
-        async def write(storage: Storage) -> None:
-            if args.formato != "xlsx":
-                async for piece in services.csv_export(storage, query, args.formato):
-                    out.write(piece)
-                return
-            path = await services.xlsx_export(storage, query)
-            try:
-                with open(path, "rb") as made:
-                    shutil.copyfileobj(made, out)
-            finally:
-                os.unlink(path)
-
-        _with(settings, write)
-
-
-def _import(settings: Settings, args: argparse.Namespace) -> None:
-    """What the file would change, row by row (status 1 when a row is in error, and then
-    nothing is written); with --confirmar, written in one transaction."""
-    with open(args.arquivo, "rb") as file:
-        data = file.read()
-
-    async def dry_run_then_apply(storage: Storage) -> tuple[services.ImportReport, str | None]:
-        report = await services.import_report(storage, data, args.codificacao)
-        if not args.confirmar or report.erros:
-            return report, None
-        return report, await services.apply_import(storage, report, history.CLI)
-
-    report, lote = _with(settings, dry_run_then_apply)
-    counts = (
-        f"{len(report.novos)} {_plural(len(report.novos), 'novo', 'novos')}, "
-        f"{len(report.alterados)} {_plural(len(report.alterados), 'alterado', 'alterados')}, "
-        f"{report.inalterados} {_plural(report.inalterados, 'inalterado', 'inalterados')}, "
-        f"{len(report.erros)} {_plural(len(report.erros), 'erro', 'erros')}"
-    )
-    print(
-        f"catalogo: {counts} ({'importação ' + lote + ' gravada' if lote else 'nada foi gravado'})"
-    )
-    for planned in report.novos:
-        print(f"  linha {planned.line}: novo, «{planned.nome}»")
-    for planned in report.alterados:
-        what = "; ".join(f"{ROTULOS[c].lower()} {a} → {d}" for c, a, d in planned.changes)
-        print(f"  linha {planned.line}: produto {planned.produto_id}, {what}")
-    for erro in report.erros:
-        print(f"  {erro}")
-    if report.ignoradas:
-        print(f"  colunas ignoradas: {', '.join(report.ignoradas)}")
-    if report.erros:
-        sys.exit(1)
 
 
 def _with(settings: Settings, work: Callable[[Storage], Awaitable[T]]) -> T:
@@ -377,15 +312,11 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
 def _purge(settings: Settings, days: int) -> None:
     before = time.time() - days * 24 * 3600
     purged = _with(settings, lambda storage: storage.purge(before))
-    gone = _plural(purged, "produto removido apagado", "produtos removidos apagados")
+    gone = plural(purged, "produto removido apagado", "produtos removidos apagados")
     print(
         f"catalogo: {purged} {gone} de vez (removidos antes de {_when(before)} UTC); "
         "o histórico fica"
     )
-
-
-def _plural(count: int, one: str, more: str) -> str:
-    return one if count == 1 else more
 
 
 def _when(moment: float | None) -> str:

@@ -376,3 +376,10 @@ async def apply_import(storage: Storage, report: ImportReport, autoria: Autoria)
     batch = autoria._replace(origem="importacao", lote=lote)
     await storage.apply(writes, batch)
     return lote
+
+
+async def undo_import(storage: Storage, lote: str, autoria: Autoria) -> list[Produto]:
+    """The import `lote` undone, all of it or nothing (Storage.revert), as a batch of its own
+    (`lote` + ":desfeita", which can be undone in turn)."""
+    batch = autoria._replace(origem="importacao", lote=f"{lote}:desfeita")
+    return await storage.revert(lote, batch)

@@ -77,6 +77,15 @@ class VersionConflict(Exception):
         self.current = current
 
 
+class BatchMoved(Exception):
+    """Products of a batch changed since it was written (`ids`): undoing it would lose those
+    changes, so nothing was undone."""
+
+    def __init__(self, ids: list[int]) -> None:
+        super().__init__(f"produtos {ids} changed since their batch")
+        self.ids = ids
+
+
 class Write(NamedTuple):
     """One product a write of many makes (an import): a new one (`id` None), or `id` updated
     from the version it was seen at (`versao`), its code kept unless `produto` names it."""
@@ -114,6 +123,14 @@ class ProductStore(Protocol):
         """Every write or none, in one transaction, each with its event (`autoria` says its
         origem and lote). Raises VersionConflict (an update's product moved on from its
         `versao`), NotFound (removed meanwhile) or CodigoTaken: then nothing is written."""
+        ...
+
+    async def revert(self, lote: str, autoria: Autoria) -> list[Produto]:
+        """Undoes the batch `lote` in one transaction, each product by its batch's last
+        event: one it changed gets its values from before, one it created is removed, one it
+        removed is restored; each undo with its event (`autoria`). Every product must still
+        be as the batch left it, else BatchMoved and nothing undone. NotFound: no such
+        batch. CodigoTaken: a code it would give back is another product's now."""
         ...
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:

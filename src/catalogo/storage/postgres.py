@@ -20,14 +20,21 @@ from typing import Any
 import asyncpg
 
 from catalogo import history, storage
-from catalogo.history import Autoria
+from catalogo.history import Autoria, Evento
 from catalogo.produtos import Produto, keeping_codigo, same_fields
 from catalogo.search import folded
 from catalogo.storage.postgres_accounts import PostgresAccounts
 from catalogo.storage.postgres_history import WRITING_EVENT, PostgresHistory, produto_of
 from catalogo.storage.postgres_pool import Connection
 from catalogo.storage.postgres_search import PostgresSearch
-from catalogo.storage.sql import CODIGO_HOLDER, EVENT_COLUMNS, event_row, numbered
+from catalogo.storage.sql import (
+    BATCH_EVENTS,
+    CODIGO_HOLDER,
+    EVENT_COLUMNS,
+    event_row,
+    evento_of,
+    numbered,
+)
 
 SEED_BATCH = 10_000
 _COLUMNS = "id, nome, descricao, preco, versao, criado_em, atualizado_em, codigo"
@@ -97,6 +104,30 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
             return done
 
         return await self._change(apply)
+
+    async def revert(self, lote: str, autoria: Autoria) -> list[Produto]:
+        async def revert(connection: Connection) -> list[Produto]:
+            rows = await connection.fetch(numbered(BATCH_EVENTS), lote)
+            if not rows:
+                raise storage.NotFound()
+            last = {e.produto_id: e for e in map(evento_of, rows)}
+            found = await connection.fetch(
+                f"SELECT {_COLUMNS} FROM produtos WHERE id = ANY($1::bigint[]) "
+                "ORDER BY id FOR UPDATE",
+                sorted(last),
+            )
+            rows_by_id = {row[0]: row for row in found}  # locked in id order, undone in the batch's
+            undoing = [
+                (evento, produto_of(rows_by_id[id]))
+                for id, evento in last.items()
+                if id in rows_by_id and rows_by_id[id][4] == evento.versao
+            ]
+            if len(undoing) < len(last):
+                seen = {evento.produto_id for evento, _ in undoing}
+                raise storage.BatchMoved(sorted(set(last) - seen))
+            return [await _undo(connection, evento, now, autoria) for evento, now in undoing]
+
+        return await self._change(revert)
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         async def delete(connection: Connection) -> Produto:
@@ -265,6 +296,20 @@ async def _update(
     )
     await _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
     return storage.Saved(depois, changed=True)
+
+
+async def _undo(
+    connection: Connection, evento: Evento, current: Produto, autoria: Autoria
+) -> Produto:
+    """The change `evento` made, undone from `current`, which it left as it is."""
+    if evento.tipo in ("criado", "restaurado"):
+        return await _mark_removed(connection, current, autoria)
+    if evento.tipo == "removido":
+        return await _mark_removed(connection, current, autoria, restored=True)
+    assert evento.antes is not None and current.id is not None  # noqa: S101 - an edit's event
+    before = history.produto_of(evento.antes)
+    saved = await _update(connection, current.id, before, {current.versao or 0}, autoria)
+    return saved.produto
 
 
 async def _check_codigo(

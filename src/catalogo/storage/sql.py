@@ -50,6 +50,7 @@ def numbered(sql: str) -> str:
     return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
 
 
+BATCH_EVENTS = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE lote = ? ORDER BY id"
 CODIGO_HOLDER = "SELECT id, removido_em IS NOT NULL FROM produtos WHERE codigo_chave = ?"
 
 

@@ -15,10 +15,10 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from catalogo import history, storage
-from catalogo.history import Autoria
+from catalogo.history import Autoria, Evento
 from catalogo.produtos import Produto, keeping_codigo, same_fields
 from catalogo.search import folded
-from catalogo.storage.sql import CODIGO_HOLDER, EVENT_COLUMNS, event_row
+from catalogo.storage.sql import BATCH_EVENTS, CODIGO_HOLDER, EVENT_COLUMNS, event_row, evento_of
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, SQLiteHistory, produto_of
 from catalogo.storage.sqlite_readers import Reader, Readers
@@ -73,6 +73,19 @@ def _update(
     )
     _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
     return storage.Saved(depois, changed=True)
+
+
+def _undo(
+    connection: sqlite3.Connection, evento: Evento, current: Produto, autoria: Autoria
+) -> Produto:
+    """The change `evento` made, undone from `current`, which it left as it is."""
+    if evento.tipo in ("criado", "restaurado"):
+        return _mark_removed(connection, current, autoria)
+    if evento.tipo == "removido":
+        return _mark_removed(connection, current, autoria, restored=True)
+    assert evento.antes is not None and current.id is not None  # noqa: S101 - an edit's event
+    before = history.produto_of(evento.antes)
+    return _update(connection, current.id, before, {current.versao or 0}, autoria).produto
 
 
 def _seen(write: storage.Write) -> Collection[int] | None:
@@ -248,6 +261,26 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
             ]
 
         return await self._writer.submit(run)  # in one savepoint: all or nothing
+
+    async def revert(self, lote: str, autoria: Autoria) -> list[Produto]:
+        def run(connection: sqlite3.Connection) -> list[Produto]:
+            rows = connection.execute(BATCH_EVENTS, (lote,)).fetchall()
+            if not rows:
+                raise storage.NotFound()
+            last = {e.produto_id: e for e in map(evento_of, rows)}
+            undoing: list[tuple[Evento, Produto]] = []
+            for id, evento in last.items():
+                found = connection.execute(
+                    f"SELECT {COLUMNS} FROM produtos WHERE id = ?", (id,)
+                ).fetchall()
+                if found and found[0][4] == evento.versao:
+                    undoing.append((evento, produto_of(found[0])))
+            if len(undoing) < len(last):
+                seen = {evento.produto_id for evento, _ in undoing}
+                raise storage.BatchMoved(sorted(set(last) - seen))
+            return [_undo(connection, evento, now, autoria) for evento, now in undoing]
+
+        return await self._writer.submit(run)
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:

@@ -1,0 +1,108 @@
+"""`catalogo exportar`, `importar` and `desfazer`: the catalog out to a file and in from one,
+as the site does it (services.py), and an import undone."""
+
+import argparse
+import contextlib
+import os
+import shutil
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.datastructures import ImmutableMultiDict
+
+from catalogo import history, services
+from catalogo.listing import Listing
+from catalogo.produtos import ROTULOS
+from catalogo.storage import BatchMoved, NotFound, Storage
+
+# How a command reaches the store: cli._with, bound to the settings.
+Run = Callable[[Callable[[Storage], Awaitable[Any]]], Any]
+
+# The list's parameters (listing.py reads them, as it reads a URL's).
+LIST_OPTIONS = {
+    "q": "só os produtos com estas palavras",
+    "ordem": "a ordem, como na lista (padrão: -id)",
+    "preco_min": "só deste preço para cima",
+    "preco_max": "só deste preço para baixo",
+}
+
+
+def plural(count: int, one: str, more: str) -> str:
+    return one if count == 1 else more
+
+
+def export(args: argparse.Namespace, run: Run) -> None:
+    """The list's export, to `--saida` or the standard output, as the site sends it."""
+    asked = [(name, getattr(args, name)) for name in LIST_OPTIONS if getattr(args, name)]
+    query = Listing.parse(ImmutableMultiDict(asked + [("codigo", c) for c in args.codigo])).query
+    with contextlib.ExitStack() as closing:
+        out = closing.enter_context(open(args.saida, "wb")) if args.saida else sys.stdout.buffer
+
+        async def write(storage: Storage) -> None:
+            if args.formato != "xlsx":
+                async for piece in services.csv_export(storage, query, args.formato):
+                    out.write(piece)
+                return
+            path = await services.xlsx_export(storage, query)
+            try:
+                with open(path, "rb") as made:
+                    shutil.copyfileobj(made, out)
+            finally:
+                os.unlink(path)
+
+        run(write)
+
+
+def import_file(args: argparse.Namespace, run: Run) -> None:
+    """What the file would change, row by row (status 1 when a row is in error, and then
+    nothing is written); with --confirmar, written in one transaction."""
+    with open(args.arquivo, "rb") as file:
+        data = file.read()
+
+    async def dry_run_then_apply(storage: Storage) -> tuple[services.ImportReport, str | None]:
+        report = await services.import_report(storage, data, args.codificacao)
+        if not args.confirmar or report.erros:
+            return report, None
+        return report, await services.apply_import(storage, report, history.CLI)
+
+    report, lote = run(dry_run_then_apply)
+    counts = (
+        f"{len(report.novos)} {plural(len(report.novos), 'novo', 'novos')}, "
+        f"{len(report.alterados)} {plural(len(report.alterados), 'alterado', 'alterados')}, "
+        f"{report.inalterados} {plural(report.inalterados, 'inalterado', 'inalterados')}, "
+        f"{len(report.erros)} {plural(len(report.erros), 'erro', 'erros')}"
+    )
+    print(
+        f"catalogo: {counts} ({'importação ' + lote + ' gravada' if lote else 'nada foi gravado'})"
+    )
+    for planned in report.novos:
+        print(f"  linha {planned.line}: novo, «{planned.nome}»")
+    for planned in report.alterados:
+        what = "; ".join(f"{ROTULOS[c].lower()} {a} → {d}" for c, a, d in planned.changes)
+        print(f"  linha {planned.line}: produto {planned.produto_id}, {what}")
+    for erro in report.erros:
+        print(f"  {erro}")
+    if report.ignoradas:
+        print(f"  colunas ignoradas: {', '.join(report.ignoradas)}")
+    if report.erros:
+        sys.exit(1)
+
+
+def undo(args: argparse.Namespace, run: Run) -> None:
+    """An import undone as one batch, or nothing undone and why."""
+    try:
+        undone = run(lambda storage: services.undo_import(storage, args.lote, history.CLI))
+    except NotFound:
+        sys.exit(f"catalogo: não há importação {args.lote}")
+    except BatchMoved as moved:
+        sys.exit(
+            f"catalogo: nada foi desfeito: {plural(len(moved.ids), 'o produto', 'os produtos')} "
+            f"{', '.join(map(str, moved.ids))} "
+            f"{plural(len(moved.ids), 'mudou', 'mudaram')} depois da importação "
+            "(ou ela já foi desfeita)"
+        )
+    print(
+        f"catalogo: importação {args.lote} desfeita: {len(undone)} "
+        f"{plural(len(undone), 'produto voltou', 'produtos voltaram')} ao que eram antes dela"
+    )
