@@ -8,8 +8,10 @@ from collections.abc import Awaitable, Callable
 from decimal import Decimal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from catalogo import services
+from catalogo import importing, services
 from catalogo.accounts import ContaInvalida, Passwords
 from catalogo.history import CLI
 from catalogo.produtos import Produto
@@ -202,5 +204,48 @@ def test_an_import_applied_writes_what_its_dry_run_said_and_nothing_if_a_product
         ]
         again = await services.import_report(storage, data)  # a row with no key is new again:
         assert again.inalterados == 1 and [p.nome for p in again.novos] == ["Copo"]  # shown first
+
+    run(database, test)
+
+
+CELL = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["", "1", "0", "-1", "1.234", "12,50", "(vazio)", "'=1", "\x00", "9" * 30]),
+)
+
+
+# One database for every example: a dry run writes nothing, which the test checks.
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.sampled_from(["codigo", "id", "versao", "nome", "preco", "cor"]), max_size=6),
+    st.lists(st.lists(CELL, max_size=7), max_size=8),
+)
+def test_no_file_makes_the_dry_run_fail_otherwise_than_by_refusing_it(
+    database: str, titles: list[str], lines: list[list[str]]
+) -> None:
+    buffer = io.StringIO()
+    csv.writer(buffer, delimiter=";").writerows([titles, *lines])
+
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        try:
+            report = await services.import_report(storage, buffer.getvalue().encode())
+        except importing.ImportRefused:
+            return
+        assert len(report.novos) + len(report.alterados) <= len(lines)
+        assert (await storage.find(Query(), Cursor(1))).items == []
+
+    run(database, test)
+
+
+def test_a_code_no_product_may_have_is_refused_by_its_rules_not_sent_to_the_database(
+    database: str,
+) -> None:
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        report = await services.import_report(storage, csv_of("codigo;nome;preco", "a\x00b;X;1"))
+        assert report.erros == [
+            "linha 2, código: Contém um caractere invisível não permitido (código U+0000)."
+        ]
 
     run(database, test)

@@ -23,9 +23,10 @@ from typing import Literal
 
 import openpyxl
 
+from catalogo import text
 from catalogo.exports import COLUMNS
 from catalogo.produtos import parse_id
-from catalogo.search import fold
+from catalogo.search import codigo_key, fold
 
 Codificacao = Literal["utf-8", "windows-1252"]
 CODIFICACOES: tuple[Codificacao, ...] = ("utf-8", "windows-1252")
@@ -59,6 +60,16 @@ class Row:
     versao: int | None = None
     fields: dict[str, str | None] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+
+
+def code_key(codigo: str) -> str | None:
+    """The key a row's code is looked up by, or None for a code the rules refuse (the row's
+    validation says why): no database is ever asked for a NUL or a line break."""
+    try:
+        read = text.read(codigo, one_line=True)
+    except text.RefusedCharacter:
+        return None
+    return codigo_key(read) if read else None
 
 
 def table(data: bytes, codificacao: Codificacao = "utf-8") -> list[list[str]]:

@@ -268,7 +268,10 @@ async def import_report(
     head = importing.header(cells[0])
     rows = list(importing.rows(head, cells[1:]))
     by_id = await _live(storage, "ids", {row.id for row in rows if row.id is not None})
-    codes = {codigo_key(str(row.fields["codigo"])) for row in rows if row.fields.get("codigo")}
+    codes = {
+        importing.code_key(str(row.fields["codigo"])) for row in rows if row.fields.get("codigo")
+    }
+    codes.discard(None)
     by_code = await _live(storage, "codigos", codes)
     report = ImportReport(ignoradas=head.unknown)
     lines_of: dict[tuple[str, object], int] = {}
@@ -318,8 +321,8 @@ def _planned(
         if current is None and "id" not in problems:
             problems["id"] = f"Não há produto {row.id} no catálogo (ou ele foi removido)."
     elif codigo:
-        current = by_code.get(codigo_key(codigo))
-    keys = {"id": row.id, "codigo": codigo_key(codigo) if codigo else None}
+        current = by_code.get(importing.code_key(codigo))
+    keys = {"id": row.id, "codigo": importing.code_key(codigo) if codigo else None}
     for name, key in keys.items():
         if key is None:
             continue
