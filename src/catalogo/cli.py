@@ -22,8 +22,8 @@ from catalogo import accounts, cli_files, history, importing, migrations, produt
 from catalogo.accounts import ContaInvalida, Passwords, UserChange
 from catalogo.cli_files import plural
 from catalogo.cli_serve import may_listen, serve
-from catalogo.errors import TOO_MANY_ROWS, codigo_taken, query_timeout
-from catalogo.exports import SHEET_ROWS, TooManyRows
+from catalogo.errors import codigo_taken, query_timeout, too_many_rows
+from catalogo.exports import TooManyRows
 from catalogo.importing import ImportRefused
 from catalogo.listing import ListingError
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> None:
             f"catalogo: {codigo_taken(error.codigo, error.holder, error.removed)}; nada foi gravado"
         )
     except TooManyRows:
-        sys.exit(f"catalogo: {TOO_MANY_ROWS.format(f'{SHEET_ROWS - 1:,}'.replace(',', '.'))}")
+        sys.exit(f"catalogo: {too_many_rows()}")
     except QueryTimeout as error:
         sys.exit(f"catalogo: {query_timeout(error.budget_ms)}")
 

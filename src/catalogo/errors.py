@@ -59,6 +59,7 @@ from collections.abc import Collection
 
 from starlette.exceptions import HTTPException
 
+from catalogo.exports import SHEET_ROWS
 from catalogo.produtos import format_moment
 from catalogo.storage import Removal
 
@@ -131,10 +132,6 @@ TWO_IDEMPOTENCY_KEYS = "Envie uma só Idempotency-Key."
 BAD_IDEMPOTENCY_KEY = "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
 INVALID_FIELDS = "Corrija os campos indicados."
 EDIT_CONFLICT = "Outra pessoa salvou este produto depois da versão em que você se baseou."
-TOO_MANY_ROWS = (
-    "Uma planilha do Excel cabe {} produtos, e esta lista tem mais: exporte em CSV "
-    "(formato=csv), que não tem limite, ou estreite a busca."
-)
 NOT_REMOVED = "O produto não está removido: não há o que restaurar."
 
 
@@ -150,6 +147,14 @@ def query_timeout(budget_ms: int) -> str:
         f"Esta busca passou de {budget} e foi interrompida, para não atrasar as demais. "
         "Refine-a: palavras de 3 letras ou mais (as mais curtas não usam o índice), menos "
         "palavras ou uma faixa de preço menor."
+    )
+
+
+def too_many_rows() -> str:
+    products = f"{SHEET_ROWS - 1:,}".replace(",", ".")  # the header takes a row
+    return (
+        f"Uma planilha do Excel cabe {products} produtos, e esta lista tem mais: exporte em CSV "
+        "(formato=csv), que não tem limite, ou estreite a busca."
     )
 
 

@@ -22,7 +22,7 @@ from starlette.responses import Response
 from catalogo import conditional, error_responses, errors, idempotency
 from catalogo.access import Need
 from catalogo.bodies import read_form, read_json
-from catalogo.exports import CSV, SHEET_ROWS, XLSX, Format, TooManyRows
+from catalogo.exports import CSV, XLSX, Format, TooManyRows
 from catalogo.history import Autoria
 from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing, ListingError, parse_formato
@@ -233,7 +233,7 @@ def _unanswerable(request: Request, media: str, refused: QueryTimeout | TooManyR
     if isinstance(refused, QueryTimeout):
         problem = ListingError(errors.query_timeout(refused.budget_ms), "q")
     else:
-        problem = ListingError(errors.TOO_MANY_ROWS.format(f"{SHEET_ROWS - 1:,}".replace(",", ".")))
+        problem = ListingError(errors.too_many_rows())
     if media != HTML:
         raise HTTPException(422, str(problem))
     return list_page(request, None, typed(request.query_params), problem, status_code=422)
