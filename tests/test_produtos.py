@@ -10,18 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from catalogo.produtos import (
-    ATRIBUTOS_HTML,
-    PRECO_MAXIMO,
-    PrecoInvalido,
-    Produto,
-    format_preco,
-    parse_preco,
-    preco_for_input,
-    samples,
-    stored,
-    validate,
-)
+from catalogo.precos import PRECO_MAXIMO, PrecoInvalido, format_preco, parse_preco, preco_for_input
+from catalogo.produtos import ATRIBUTOS_HTML, Produto, samples, stored, validate
 
 CENTAVOS = st.integers(min_value=1, max_value=99_999_999_999)
 

@@ -20,13 +20,8 @@ from typing import Literal
 from starlette.datastructures import ImmutableMultiDict
 
 from catalogo import errors, text
-from catalogo.produtos import (
-    CODIGO_MAXIMO,
-    PrecoInvalido,
-    parse_id,
-    parse_preco,
-    preco_for_input,
-)
+from catalogo.precos import PrecoInvalido, parse_preco, preco_for_input
+from catalogo.produtos import CODIGO_MAXIMO, parse_id
 from catalogo.search import (
     END,
     IDS_MAXIMUM,

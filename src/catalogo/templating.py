@@ -20,7 +20,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
-from catalogo.produtos import ATRIBUTOS_HTML, format_moment, format_preco
+from catalogo.precos import format_preco
+from catalogo.produtos import ATRIBUTOS_HTML, format_moment
 
 _INCLUDE = re.compile(r'{%-? *include +"([^"]+)" *-?%}')
 

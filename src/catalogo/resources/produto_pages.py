@@ -14,13 +14,8 @@ from starlette.responses import Response
 from catalogo import history, templating
 from catalogo.identity import Visitor, visitor
 from catalogo.listing import LIST_PATH, Listing, ListingError
-from catalogo.produtos import (
-    CAMPOS,
-    Produto,
-    format_field,
-    format_preco,
-    preco_for_input,
-)
+from catalogo.precos import format_preco, preco_for_input
+from catalogo.produtos import CAMPOS, Produto, format_field
 from catalogo.resources import VARY, notices
 from catalogo.search import END, Ordem, Position
 from catalogo.services import MergeConflict
