@@ -30,6 +30,8 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
         "alembic_version",
         "eventos",
         "idempotency_keys",
+        "importacao_linhas",
+        "importacoes",
         "login_attempts",
         "produtos",
         *search,
@@ -37,7 +39,7 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
         "tokens",
         "usuarios",
     ]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0012",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0013",)]
     db.close()
 
 
@@ -143,7 +145,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0012",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0013",)]
     db.close()
 
 

@@ -476,7 +476,7 @@ def test_writes_applied_together_are_all_or_nothing_each_with_its_event(database
     run(database, test)
 
 
-def test_a_batch_is_undone_whole_or_not_at_all_if_one_of_its_products_moved_on(
+def test_a_batch_is_undone_whole_or_not_at_all_if_one_of_its_products_is_not_as_it_left_it(
     database: str,
 ) -> None:
     async def test(storage: Storage) -> None:
@@ -493,9 +493,13 @@ def test_a_batch_is_undone_whole_or_not_at_all_if_one_of_its_products_moved_on(
             await storage.revert("lote-2", CLI._replace(lote="lote-2:desfeita"))
         assert moved.value.ids == [novo.id]
         assert (await storage.get(caneca.id)) == mudado  # nothing undone
-        await storage.update(novo.id, produto("Prato"), None, CLI)
-        with pytest.raises(BatchMoved):  # the edit back is a new version all the same
+        await storage.delete(novo.id, None, CLI)
+        with pytest.raises(BatchMoved):  # removed since: not as the batch left it
             await storage.revert("lote-2", CLI)
+        await storage.restore(novo.id, CLI)
+        await storage.update(novo.id, produto("Prato"), None, CLI)
+        undone = await storage.revert("lote-2", CLI)  # edited back: as the batch left it
+        assert [p.id for p in undone] == [novo.id, caneca.id]
         with pytest.raises(NotFound):
             await storage.revert("lote-que-nao-existe", CLI)
 

@@ -22,19 +22,18 @@ from catalogo import accounts, cli_files, history, importing, migrations, produt
 from catalogo.accounts import ContaInvalida, Passwords, UserChange
 from catalogo.cli_files import plural
 from catalogo.cli_serve import may_listen, serve
-from catalogo.errors import codigo_taken, query_timeout, too_many_rows
+from catalogo.errors import query_timeout, too_many_rows
 from catalogo.exports import TooManyRows
 from catalogo.importing import ImportRefused
+from catalogo.imports import Moved
 from catalogo.listing import ListingError
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
 from catalogo.storage import (
-    CodigoTaken,
     QueryTimeout,
     Storage,
     StorageUnavailable,
     UnknownUser,
     UserExists,
-    VersionConflict,
     open_storage,
 )
 
@@ -195,14 +194,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"catalogo: o banco de dados não responde ({error})")
     except (ContaInvalida, UserExists, UnknownUser, ListingError, ImportRefused) as error:
         sys.exit(f"catalogo: {_said(error)}")
-    except VersionConflict as error:
+    except Moved:
         sys.exit(
-            f"catalogo: o produto {error.current.id} mudou enquanto a importação era lida; nada "
-            "foi gravado: rode de novo"
-        )
-    except CodigoTaken as error:
-        sys.exit(
-            f"catalogo: {codigo_taken(error.codigo, error.holder, error.removed)}; nada foi gravado"
+            "catalogo: produtos da importação mudaram enquanto ela era lida; nada foi gravado: "
+            "rode de novo"
         )
     except TooManyRows:
         sys.exit(f"catalogo: {too_many_rows()}")

@@ -6,15 +6,16 @@ import contextlib
 import os
 import shutil
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.datastructures import ImmutableMultiDict
 
-from catalogo import history, services
+from catalogo import history, imports, services
 from catalogo.listing import Listing
 from catalogo.produtos import ROTULOS
-from catalogo.storage import BatchMoved, NotFound, Storage
+from catalogo.storage import BatchMoved, ImportClosed, NotFound, Storage
 
 # How a command reaches the store: cli._with, bound to the settings.
 Run = Callable[[Callable[[Storage], Awaitable[Any]]], Any]
@@ -60,11 +61,17 @@ def import_file(args: argparse.Namespace, run: Run) -> None:
     with open(args.arquivo, "rb") as file:
         data = file.read()
 
-    async def dry_run_then_apply(storage: Storage) -> tuple[services.ImportReport, str | None]:
-        report = await services.import_report(storage, data, args.codificacao)
-        if not args.confirmar or report.erros:
+    async def dry_run_then_apply(storage: Storage) -> tuple[imports.ImportReport, str | None]:
+        if not args.confirmar:
+            return await imports.dry_run(storage, data, args.codificacao), None
+        name = os.path.basename(args.arquivo)
+        importacao, report = await imports.stage(
+            storage, data, args.codificacao, name, history.CLI, time.time()
+        )
+        if report.erros:
             return report, None
-        return report, await services.apply_import(storage, report, history.CLI)
+        await imports.confirm(storage, importacao.id, history.CLI, None, time.time())
+        return report, importacao.id
 
     report, lote = run(dry_run_then_apply)
     counts = (
@@ -92,17 +99,19 @@ def import_file(args: argparse.Namespace, run: Run) -> None:
 def undo(args: argparse.Namespace, run: Run) -> None:
     """An import undone as one batch, or nothing undone and why."""
     try:
-        undone = run(lambda storage: services.undo_import(storage, args.lote, history.CLI))
+        _, undone = run(lambda storage: imports.undo(storage, args.lote, history.CLI, time.time()))
     except NotFound:
         sys.exit(f"catalogo: não há importação {args.lote}")
+    except ImportClosed as closed:
+        state = {"preparada": "não foi aplicada", "desfeita": "já foi desfeita"}
+        sys.exit(f"catalogo: nada foi desfeito: a importação {state[closed.importacao.estado]}")
     except BatchMoved as moved:
         sys.exit(
             f"catalogo: nada foi desfeito: {plural(len(moved.ids), 'o produto', 'os produtos')} "
             f"{', '.join(map(str, moved.ids))} "
-            f"{plural(len(moved.ids), 'mudou', 'mudaram')} depois da importação "
-            "(ou ela já foi desfeita)"
+            f"{plural(len(moved.ids), 'mudou', 'mudaram')} depois da importação"
         )
     print(
-        f"catalogo: importação {args.lote} desfeita: {len(undone)} "
-        f"{plural(len(undone), 'produto voltou', 'produtos voltaram')} ao que eram antes dela"
+        f"catalogo: importação {args.lote} desfeita: {undone} "
+        f"{plural(undone, 'produto voltou', 'produtos voltaram')} ao que eram antes dela"
     )

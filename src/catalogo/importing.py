@@ -73,10 +73,23 @@ def code_key(codigo: str) -> str | None:
 
 
 def table(data: bytes, codificacao: Codificacao = "utf-8") -> list[list[str]]:
-    """The file's cells, row by row, as text: an xlsx's first sheet, or a CSV."""
+    """The file's cells, row by row, as text: an xlsx's first sheet, or a CSV. A file of more
+    than ROWS_MAXIMUM rows is refused as soon as its next row is read, not once all are."""
     if data[:4] == b"PK\x03\x04":
         return _sheet(data)
     return _csv(_decoded(data, codificacao))
+
+
+def _limited(lines: Iterable[list[str]]) -> list[list[str]]:
+    cells: list[list[str]] = []
+    for line in lines:
+        if len(cells) > ROWS_MAXIMUM:  # the header and ROWS_MAXIMUM rows are in already
+            raise ImportRefused(
+                f"O arquivo tem mais de {ROWS_MAXIMUM:,} linhas; uma importação leva até "
+                f"{ROWS_MAXIMUM:,}. Divida-o em partes.".replace(",", ".")
+            )
+        cells.append(line)
+    return cells
 
 
 def _decoded(data: bytes, codificacao: Codificacao) -> str:
@@ -98,7 +111,7 @@ def _csv(text: str) -> list[list[str]]:
     first = text.split("\n", 1)[0]
     delimiter = max(";,\t", key=first.count)
     try:
-        return [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)]
+        return _limited(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
     except csv.Error as error:
         raise ImportRefused(f"O CSV está malformado: {error}.") from None
 
@@ -109,10 +122,8 @@ def _sheet(data: bytes) -> list[list[str]]:
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as error:
         raise ImportRefused(f"A planilha não pôde ser lida ({type(error).__name__}).") from None
     try:
-        return [
-            [_text(value) for value in row]
-            for row in book.worksheets[0].iter_rows(values_only=True)
-        ]
+        sheet = book.worksheets[0].iter_rows(values_only=True)
+        return _limited([_text(value) for value in row] for row in sheet)
     finally:
         book.close()
 

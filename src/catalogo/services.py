@@ -7,12 +7,11 @@ history, merge, accounts), the SQL in storage, and HTTP or the terminal in their
 import asyncio
 import time
 import unicodedata
-import uuid
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import NamedTuple
 
-from catalogo import accounts, history, importing
+from catalogo import accounts, history
 from catalogo.accounts import (
     Busy,
     ContaInvalida,
@@ -26,10 +25,9 @@ from catalogo.accounts import (
 from catalogo.exports import CsvRows, Format, Workbook
 from catalogo.history import Autoria
 from catalogo.merge import Merge, merge
-from catalogo.produtos import CAMPOS, ROTULOS, Produto, format_field, keeping_codigo, validate
-from catalogo.search import IDS_MAXIMUM, Query, codigo_key
-from catalogo.storage import Storage, UnknownUser, VersionConflict, Write
-from catalogo.storage.paging import Cursor
+from catalogo.produtos import Produto, keeping_codigo
+from catalogo.search import Query
+from catalogo.storage import Storage, UnknownUser, VersionConflict
 
 MERGE_ATTEMPTS = 5  # merges in a row that another write overtook before the save gives up
 AUTHORS_READ = 200  # the events read to name who changed the product since v
@@ -225,164 +223,3 @@ async def xlsx_export(storage: Storage, query: Query) -> str:
         raise
     finally:
         await chunks.aclose()
-
-
-@dataclass(frozen=True)
-class Planned:
-    """A row that would change the catalog: a new product (`produto_id` None) or the fields
-    that would change, each (field, before, after) as pages show them; `write`, what applying
-    it writes (an update only if the product is still at the version the dry run saw)."""
-
-    line: int
-    produto_id: int | None
-    nome: str
-    changes: list[tuple[str, str, str]]
-    write: Write
-
-
-@dataclass
-class ImportReport:
-    """What importing a file would do, before anything is written (a dry run)."""
-
-    novos: list[Planned] = field(default_factory=list)
-    alterados: list[Planned] = field(default_factory=list)
-    inalterados: int = 0
-    erros: list[str] = field(default_factory=list)
-    ignoradas: tuple[str, ...] = ()
-
-
-async def import_report(
-    storage: Storage, data: bytes, codificacao: importing.Codificacao = "utf-8"
-) -> ImportReport:
-    """The dry run of an import: each row read with the form's rules against the products it
-    names (by `id`, else by `codigo`, else new). Raises importing.ImportRefused for a file
-    that cannot be read as a whole."""
-    cells = importing.table(data, codificacao)
-    if not cells:
-        raise importing.ImportRefused("O arquivo está vazio.")
-    if len(cells) - 1 > importing.ROWS_MAXIMUM:
-        raise importing.ImportRefused(
-            f"O arquivo tem {len(cells) - 1:,} linhas; uma importação leva até "
-            f"{importing.ROWS_MAXIMUM:,}. Divida-o em partes.".replace(",", ".")
-        )
-    head = importing.header(cells[0])
-    rows = list(importing.rows(head, cells[1:]))
-    by_id = await _live(storage, "ids", {row.id for row in rows if row.id is not None})
-    codes = {
-        importing.code_key(str(row.fields["codigo"])) for row in rows if row.fields.get("codigo")
-    }
-    codes.discard(None)
-    by_code = await _live(storage, "codigos", codes)
-    report = ImportReport(ignoradas=head.unknown)
-    lines_of: dict[tuple[str, object], int] = {}
-    for row in rows:
-        planned, problems = _planned(row, head, by_id, by_code, lines_of)
-        report.erros += [f"linha {row.line}, {_LABELS[c]}: {m}" for c, m in problems.items()]
-        if problems or planned is None:
-            report.inalterados += not problems
-        elif planned.produto_id is None:
-            report.novos.append(planned)
-        else:
-            report.alterados.append(planned)
-    return report
-
-
-_LABELS = {"id": "id", "versao": "versão", **{c: r.lower() for c, r in ROTULOS.items()}}
-
-
-async def _live(storage: Storage, by: str, keys: set[Any]) -> dict[Any, Produto]:
-    """The live products of these ids or codes, by id or by codigo_key, a list page of 100 at
-    a time (the list's own lookup)."""
-    found: dict[Any, Produto] = {}
-    ordered = sorted(keys)
-    for start in range(0, len(ordered), IDS_MAXIMUM):
-        batch = tuple(ordered[start : start + IDS_MAXIMUM])
-        query = Query(ids=batch) if by == "ids" else Query(codigos=batch)
-        page = await storage.find(query, Cursor(IDS_MAXIMUM))
-        for produto in page.items:
-            key = produto.id if by == "ids" else codigo_key(str(produto.codigo))
-            found[key] = produto
-    return found
-
-
-def _planned(
-    row: importing.Row,
-    head: importing.Header,
-    by_id: dict[Any, Produto],
-    by_code: dict[Any, Produto],
-    lines_of: dict[tuple[str, object], int],
-) -> tuple[Planned | None, dict[str, str]]:
-    """What one row would do (None: nothing), or what is wrong with it."""
-    problems = dict(row.errors)
-    codigo = row.fields.get("codigo")
-    current: Produto | None = None
-    if row.id is not None:
-        current = by_id.get(row.id)
-        if current is None and "id" not in problems:
-            problems["id"] = f"Não há produto {row.id} no catálogo (ou ele foi removido)."
-    elif codigo:
-        current = by_code.get(importing.code_key(codigo))
-    keys = {"id": row.id, "codigo": importing.code_key(codigo) if codigo else None}
-    for name, key in keys.items():
-        if key is None:
-            continue
-        if (name, key) in lines_of:
-            earlier = lines_of[name, key]
-            problems[name] = f"Repetido: a linha {earlier} já traz este {_LABELS[name]}."
-        lines_of[name, key] = row.line
-    if current is not None and row.versao is not None and row.versao != current.versao:
-        problems["versao"] = (
-            f"O produto {current.id} mudou desde a versão {row.versao} (está na "
-            f"{current.versao}): exporte de novo e refaça a alteração."
-        )
-    if current is None and not {"nome", "preco"} <= set(head.positions):
-        problems["nome"] = "Um produto novo precisa das colunas nome e preço."
-    if problems:
-        return None, problems
-    base: dict[str, Any] = {} if current is None else {c: getattr(current, c) for c in CAMPOS}
-    given = {c: ("" if v is None else v) for c, v in row.fields.items()}
-    if (
-        current is not None
-        and current.codigo
-        and codigo
-        and codigo_key(codigo) == codigo_key(current.codigo)
-    ):
-        del given["codigo"]  # the key it was found by, written otherwise: the stored spelling stays
-    produto, invalid = validate({**base, **given})
-    if produto is None:
-        return None, invalid
-    holder = by_code.get(codigo_key(produto.codigo)) if produto.codigo else None
-    if holder is not None and current is not None and holder.id != current.id:
-        return None, {"codigo": f"O código «{produto.codigo}» já é do produto {holder.id}."}
-    if current is None:
-        return Planned(row.line, None, produto.nome, [], Write(None, None, produto)), {}
-    changes = [
-        (c, format_field(c, getattr(current, c)), format_field(c, getattr(produto, c)))
-        for c in CAMPOS
-        if getattr(current, c) != getattr(produto, c)
-    ]
-    if not changes:
-        return None, {}
-    write = Write(current.id, current.versao, produto)
-    return Planned(row.line, current.id, produto.nome, changes, write), {}
-
-
-async def apply_import(storage: Storage, report: ImportReport, autoria: Autoria) -> str:
-    """Writes what a dry run found, all of it or nothing, as one batch: each product's event
-    has `origem` importacao and the batch's id in `lote`, which this returns. Raises
-    VersionConflict when a product changed since the dry run (run it again), CodigoTaken, or
-    ImportRefused for a report with errors."""
-    if report.erros:
-        raise importing.ImportRefused("A importação tem erros: corrija o arquivo antes.")
-    lote = uuid.uuid4().hex
-    writes = [p.write for p in (*report.novos, *report.alterados)]
-    batch = autoria._replace(origem="importacao", lote=lote)
-    await storage.apply(writes, batch)
-    return lote
-
-
-async def undo_import(storage: Storage, lote: str, autoria: Autoria) -> list[Produto]:
-    """The import `lote` undone, all of it or nothing (Storage.revert), as a batch of its own
-    (`lote` + ":desfeita", which can be undone in turn)."""
-    batch = autoria._replace(origem="importacao", lote=f"{lote}:desfeita")
-    return await storage.revert(lote, batch)

@@ -6,7 +6,7 @@ Paging is paging.py's; choosing and opening a backend, __init__.py's.
 
 from collections.abc import AsyncGenerator, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from catalogo.accounts import (
     NewSession,
@@ -307,7 +307,95 @@ class AccountStore(Protocol):
         ...
 
 
-class Storage(ProductStore, SearchStore, HistoryStore, KeyStore, AccountStore, Protocol):
+Estado = Literal["preparada", "aplicada", "desfeita"]
+LineKind = Literal["novo", "alterado", "erro"]
+
+
+@dataclass(frozen=True)
+class Importacao:
+    """An import as the database keeps it: who staged it and when, until when it may be
+    confirmed, what became of it, and its report's counts (`resumo`, JSON)."""
+
+    id: str  # also the `lote` of the events it writes
+    arquivo: str
+    codificacao: str
+    quem: str | None
+    token: str | None
+    criada_em: float
+    expira_em: float
+    estado: Estado
+    resumo: dict[str, Any]
+    chave: str | None = None  # the Idempotency-Key its confirmation came with
+    aplicada_em: float | None = None
+    aplicada_por: str | None = None
+    desfeita_em: float | None = None
+    desfeita_por: str | None = None
+
+
+class StagedLine(NamedTuple):
+    """A line of an import's report: its kind and what it holds (JSON)."""
+
+    tipo: LineKind
+    dados: dict[str, Any]
+
+
+class ImportClosed(Exception):
+    """The import is not in the state the step needs (confirming one already confirmed, or
+    expired; undoing one not applied): `importacao` is what it is now."""
+
+    def __init__(self, importacao: Importacao) -> None:
+        super().__init__(f"importacao {importacao.id} is {importacao.estado}")
+        self.importacao = importacao
+
+
+class ImportStore(Protocol):
+    """Imports staged between the dry run and the confirmation, on any instance."""
+
+    async def stage_import(
+        self, importacao: Importacao, conteudo: bytes, lines: Sequence[StagedLine]
+    ) -> None:
+        """Keeps a dry run (its file and its report's lines), in place of an earlier one of
+        the same id while that is still `preparada` (else ImportClosed); forgets the files
+        and lines of imports that expired before `importacao.criada_em`."""
+        ...
+
+    async def importacao(self, id: str) -> Importacao | None: ...
+
+    async def importacoes(self, limit: int) -> list[Importacao]:
+        """The latest staged, newest first."""
+        ...
+
+    async def import_file(self, id: str) -> bytes | None:
+        """The file of an import still `preparada`."""
+        ...
+
+    async def import_lines(
+        self, id: str, tipo: LineKind, offset: int, limit: int
+    ) -> list[dict[str, Any]]:
+        """A stretch of one kind of the report's lines, in the file's order."""
+        ...
+
+    async def confirm_import(
+        self, id: str, writes: Sequence[Write], autoria: Autoria, chave: str | None, now: float
+    ) -> list[Produto]:
+        """Applies the import as `apply` does (`autoria.lote` is `id`) and marks it
+        `aplicada`, in one transaction, dropping its file and lines. Raises ImportClosed (not
+        `preparada`, or expired at `now`), or what `apply` raises; then nothing is written."""
+        ...
+
+    async def undo_import(self, id: str, autoria: Autoria, now: float) -> list[Produto]:
+        """`revert`s the import's batch and marks it `desfeita`, in one transaction. Raises
+        ImportClosed (not `aplicada`), or what `revert` raises."""
+        ...
+
+    async def batch_events(self, lote: str, offset: int, limit: int) -> list[Evento]:
+        """A stretch of a batch's events, in the order they were written."""
+        ...
+
+
+class Storage(
+    ProductStore, SearchStore, HistoryStore, KeyStore, AccountStore, ImportStore, Protocol
+):
     """A whole database: every role, and its schema and its end."""
 
     async def schema_version(self) -> str | None: ...

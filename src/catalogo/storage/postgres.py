@@ -25,6 +25,7 @@ from catalogo.produtos import Produto, keeping_codigo, same_fields
 from catalogo.search import folded
 from catalogo.storage.postgres_accounts import PostgresAccounts
 from catalogo.storage.postgres_history import WRITING_EVENT, PostgresHistory, produto_of
+from catalogo.storage.postgres_imports import PostgresImports
 from catalogo.storage.postgres_pool import Connection
 from catalogo.storage.postgres_search import PostgresSearch
 from catalogo.storage.sql import (
@@ -33,6 +34,7 @@ from catalogo.storage.sql import (
     EVENT_COLUMNS,
     event_row,
     evento_of,
+    left_as_it_was,
     numbered,
 )
 
@@ -46,7 +48,7 @@ _THIS_SESSION = f"(SELECT {_SESSION} FROM pg_stat_activity WHERE pid = pg_backen
 _HOLDER_GONE = f"NOT EXISTS (SELECT FROM pg_stat_activity WHERE {_SESSION} = k.holder)"
 
 
-class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
+class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts, PostgresImports):
     async def get(self, id: int) -> Produto | None:
         rows = await self._fetch(f"SELECT {_COLUMNS} FROM produtos WHERE id = $1 AND {_LIVE}", id)
         return produto_of(rows[0]) if rows else None
@@ -93,41 +95,19 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
         return await self._change(lambda c: _update(c, id, produto, versions, autoria))
 
     async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
-        async def apply(connection: Connection) -> list[Produto]:
-            done = []
-            for w in writes:
-                if w.id is None:
-                    done.append(await _insert(connection, w.produto, autoria))
-                else:
-                    seen = None if w.versao is None else {w.versao}
-                    done.append((await _update(connection, w.id, w.produto, seen, autoria)).produto)
-            return done
-
-        return await self._change(apply)
+        return await self._change(lambda connection: _apply(connection, writes, autoria))
 
     async def revert(self, lote: str, autoria: Autoria) -> list[Produto]:
-        async def revert(connection: Connection) -> list[Produto]:
-            rows = await connection.fetch(numbered(BATCH_EVENTS), lote)
-            if not rows:
-                raise storage.NotFound()
-            last = {e.produto_id: e for e in map(evento_of, rows)}
-            found = await connection.fetch(
-                f"SELECT {_COLUMNS} FROM produtos WHERE id = ANY($1::bigint[]) "
-                "ORDER BY id FOR UPDATE",
-                sorted(last),
-            )
-            rows_by_id = {row[0]: row for row in found}  # locked in id order, undone in the batch's
-            undoing = [
-                (evento, produto_of(rows_by_id[id]))
-                for id, evento in last.items()
-                if id in rows_by_id and rows_by_id[id][4] == evento.versao
-            ]
-            if len(undoing) < len(last):
-                seen = {evento.produto_id for evento, _ in undoing}
-                raise storage.BatchMoved(sorted(set(last) - seen))
-            return [await _undo(connection, evento, now, autoria) for evento, now in undoing]
+        return await self._change(lambda connection: _revert(connection, lote, autoria))
 
-        return await self._change(revert)
+    async def _applied(
+        self, connection: Connection, writes: Sequence[storage.Write], autoria: Autoria
+    ) -> list[Produto]:
+        """`apply` in a transaction of its caller's: confirming an import (postgres_imports)."""
+        return await _apply(connection, writes, autoria)
+
+    async def _reverted(self, connection: Connection, lote: str, autoria: Autoria) -> list[Produto]:
+        return await _revert(connection, lote, autoria)
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         async def delete(connection: Connection) -> Produto:
@@ -228,6 +208,42 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts):
 
     async def close(self) -> None:
         await self._pool.close()
+
+
+async def _apply(
+    connection: Connection, writes: Sequence[storage.Write], autoria: Autoria
+) -> list[Produto]:
+    done = []
+    for w in writes:
+        if w.id is None:
+            done.append(await _insert(connection, w.produto, autoria))
+        else:
+            seen = None if w.versao is None else {w.versao}
+            done.append((await _update(connection, w.id, w.produto, seen, autoria)).produto)
+    return done
+
+
+async def _revert(connection: Connection, lote: str, autoria: Autoria) -> list[Produto]:
+    rows = await connection.fetch(numbered(BATCH_EVENTS), lote)
+    if not rows:
+        raise storage.NotFound()
+    last = {e.produto_id: e for e in map(evento_of, rows)}
+    found = await connection.fetch(
+        f"SELECT {_COLUMNS}, removido_em IS NOT NULL FROM produtos "
+        "WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE",
+        sorted(last),
+    )
+    rows_by_id = {row[0]: row for row in found}  # locked in id order, undone in the batch's
+    undoing = [
+        (evento, current)
+        for id, evento in last.items()
+        if id in rows_by_id
+        and left_as_it_was(evento, current := produto_of(rows_by_id[id]), rows_by_id[id][-1])
+    ]
+    if len(undoing) < len(last):
+        seen = {evento.produto_id for evento, _ in undoing}
+        raise storage.BatchMoved(sorted(set(last) - seen))
+    return [await _undo(connection, evento, now, autoria) for evento, now in undoing]
 
 
 async def _insert(connection: Connection, produto: Produto, autoria: Autoria) -> Produto:

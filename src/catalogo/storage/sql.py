@@ -1,13 +1,17 @@
 """The SQL both databases share, written with SQLite's `?` (`numbered` for PostgreSQL): an
 event's columns and values, the keyed lists (paging.KeyedList) of a product's events and of the
-trash, a user's and a token's columns."""
+trash, a user's and a token's columns, an import's."""
 
+from collections.abc import Sequence
 from typing import Any
+
+import orjson
 
 from catalogo import history
 from catalogo.history import Autoria, Evento
-from catalogo.produtos import Produto
+from catalogo.produtos import Produto, same_fields
 from catalogo.storage import paging
+from catalogo.storage.port import Importacao, StagedLine
 
 USER_COLUMNS = "id, nome, papel, ativo, created_at"
 TOKEN_COLUMNS = (
@@ -74,6 +78,16 @@ def event_row(
     )
 
 
+def left_as_it_was(evento: Evento, current: Produto, removed: bool) -> bool:
+    """Whether a product is still what a batch's last event of it left: live or removed as it
+    left it, with the same fields (undone and done again by a later batch counts as the same:
+    undoing batches newest first works)."""
+    fields = evento.antes if evento.tipo == "removido" else evento.depois
+    if fields is None or removed != (evento.tipo == "removido"):
+        return False
+    return same_fields(history.produto_of(fields), current)
+
+
 def evento_of(row: Any) -> Evento:
     id, produto_id, tipo, versao, antes, depois, quem, token, origem, request_id, lote, em = row
     return Evento(
@@ -90,3 +104,70 @@ def evento_of(row: Any) -> Evento:
         request_id=request_id,
         em=em,
     )
+
+
+IMPORT_COLUMNS = (
+    "id, arquivo, codificacao, quem, token, criada_em, expira_em, estado, resumo, chave, "
+    "aplicada_em, aplicada_por, desfeita_em, desfeita_por"
+)
+IMPORT = f"SELECT {IMPORT_COLUMNS} FROM importacoes WHERE id = ?"
+IMPORTS = f"SELECT {IMPORT_COLUMNS} FROM importacoes ORDER BY criada_em DESC, id LIMIT ?"
+IMPORT_FILE = "SELECT conteudo FROM importacoes WHERE id = ? AND estado = 'preparada'"
+IMPORT_LINES = (
+    "SELECT dados FROM importacao_linhas WHERE importacao_id = ? AND tipo = ? "
+    "ORDER BY posicao LIMIT ? OFFSET ?"
+)
+# A dry run kept, in place of an earlier one of the same import only while that is staged.
+STAGE = (
+    "INSERT INTO importacoes (id, arquivo, codificacao, quem, token, criada_em, expira_em, "
+    "estado, resumo, conteudo) VALUES (?, ?, ?, ?, ?, ?, ?, 'preparada', ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET criada_em = excluded.criada_em, "
+    "expira_em = excluded.expira_em, resumo = excluded.resumo, conteudo = excluded.conteudo "
+    "WHERE importacoes.estado = 'preparada' RETURNING id"
+)
+STAGED_LINES = (
+    "INSERT INTO importacao_linhas (importacao_id, tipo, posicao, dados) VALUES (?, ?, ?, ?)"
+)
+FORGET_LINES = "DELETE FROM importacao_linhas WHERE importacao_id = ?"
+# What imports expired before a moment no longer need: their rows and their files.
+FORGET_EXPIRED = (
+    "DELETE FROM importacao_linhas WHERE importacao_id IN "
+    "(SELECT id FROM importacoes WHERE estado = 'preparada' AND expira_em < ?)",
+    "UPDATE importacoes SET conteudo = NULL "
+    "WHERE estado = 'preparada' AND expira_em < ? AND conteudo IS NOT NULL",
+)
+CONFIRM = (
+    "UPDATE importacoes SET estado = 'aplicada', aplicada_em = ?, aplicada_por = ?, chave = ?, "
+    "conteudo = NULL WHERE id = ? AND estado = 'preparada' AND expira_em > ? RETURNING id"
+)
+UNDO = (
+    "UPDATE importacoes SET estado = 'desfeita', desfeita_em = ?, desfeita_por = ? "
+    "WHERE id = ? AND estado = 'aplicada' RETURNING id"
+)
+BATCH_PAGE = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE lote = ? ORDER BY id LIMIT ? OFFSET ?"
+
+
+def importacao_of(row: Any) -> Importacao:
+    id, arquivo, codificacao, quem, token, criada_em, expira_em, estado, resumo, *rest = row
+    return Importacao(
+        id, arquivo, codificacao, quem, token, criada_em, expira_em, estado,
+        orjson.loads(resumo), *rest,
+    )  # fmt: skip
+
+
+def staged_row(importacao: Importacao, conteudo: bytes) -> tuple[Any, ...]:
+    """STAGE's values."""
+    i = importacao
+    resumo = orjson.dumps(i.resumo).decode()
+    return (i.id, i.arquivo, i.codificacao, i.quem, i.token, i.criada_em, i.expira_em, resumo,
+            conteudo)  # fmt: skip
+
+
+def line_rows(id: str, lines: Sequence[StagedLine]) -> list[tuple[str, str, int, str]]:
+    """STAGED_LINES' values: each kind's lines numbered from 0 in the file's order."""
+    counted: dict[str, int] = {}
+    rows: list[tuple[str, str, int, str]] = []
+    for tipo, dados in lines:
+        posicao = counted[tipo] = counted.get(tipo, -1) + 1
+        rows.append((id, tipo, posicao, orjson.dumps(dados).decode()))
+    return rows

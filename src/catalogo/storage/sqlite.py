@@ -18,9 +18,17 @@ from catalogo import history, storage
 from catalogo.history import Autoria, Evento
 from catalogo.produtos import Produto, keeping_codigo, same_fields
 from catalogo.search import folded
-from catalogo.storage.sql import BATCH_EVENTS, CODIGO_HOLDER, EVENT_COLUMNS, event_row, evento_of
+from catalogo.storage.sql import (
+    BATCH_EVENTS,
+    CODIGO_HOLDER,
+    EVENT_COLUMNS,
+    event_row,
+    evento_of,
+    left_as_it_was,
+)
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, SQLiteHistory, produto_of
+from catalogo.storage.sqlite_imports import SQLiteImports
 from catalogo.storage.sqlite_readers import Reader, Readers
 from catalogo.storage.sqlite_search import SQLiteSearch
 from catalogo.storage.sqlite_writer import Writer
@@ -73,6 +81,35 @@ def _update(
     )
     _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
     return storage.Saved(depois, changed=True)
+
+
+def _apply(
+    connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
+) -> list[Produto]:
+    return [
+        _insert(connection, w.produto, autoria)
+        if w.id is None
+        else _update(connection, w.id, w.produto, _seen(w), autoria).produto
+        for w in writes
+    ]
+
+
+def _revert(connection: sqlite3.Connection, lote: str, autoria: Autoria) -> list[Produto]:
+    rows = connection.execute(BATCH_EVENTS, (lote,)).fetchall()
+    if not rows:
+        raise storage.NotFound()
+    last = {e.produto_id: e for e in map(evento_of, rows)}
+    undoing: list[tuple[Evento, Produto]] = []
+    for id, evento in last.items():
+        found = connection.execute(
+            f"SELECT {COLUMNS}, removido_em IS NOT NULL FROM produtos WHERE id = ?", (id,)
+        ).fetchall()
+        if found and left_as_it_was(evento, current := produto_of(found[0][:-1]), found[0][-1]):
+            undoing.append((evento, current))
+    if len(undoing) < len(last):
+        seen = {evento.produto_id for evento, _ in undoing}
+        raise storage.BatchMoved(sorted(set(last) - seen))
+    return [_undo(connection, evento, now, autoria) for evento, now in undoing]
 
 
 def _undo(
@@ -183,7 +220,7 @@ def _fields(nome: str, descricao: str, centavos: int) -> str:
     )
 
 
-class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
+class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
     def __init__(
         self,
         path: str,
@@ -252,35 +289,21 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts):
         return await self._writer.submit(lambda c: _update(c, id, produto, versions, autoria))
 
     async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
-        def run(connection: sqlite3.Connection) -> list[Produto]:
-            return [
-                _insert(connection, w.produto, autoria)
-                if w.id is None
-                else _update(connection, w.id, w.produto, _seen(w), autoria).produto
-                for w in writes
-            ]
-
-        return await self._writer.submit(run)  # in one savepoint: all or nothing
+        return await self._writer.submit(lambda c: _apply(c, writes, autoria))  # one savepoint
 
     async def revert(self, lote: str, autoria: Autoria) -> list[Produto]:
-        def run(connection: sqlite3.Connection) -> list[Produto]:
-            rows = connection.execute(BATCH_EVENTS, (lote,)).fetchall()
-            if not rows:
-                raise storage.NotFound()
-            last = {e.produto_id: e for e in map(evento_of, rows)}
-            undoing: list[tuple[Evento, Produto]] = []
-            for id, evento in last.items():
-                found = connection.execute(
-                    f"SELECT {COLUMNS} FROM produtos WHERE id = ?", (id,)
-                ).fetchall()
-                if found and found[0][4] == evento.versao:
-                    undoing.append((evento, produto_of(found[0])))
-            if len(undoing) < len(last):
-                seen = {evento.produto_id for evento, _ in undoing}
-                raise storage.BatchMoved(sorted(set(last) - seen))
-            return [_undo(connection, evento, now, autoria) for evento, now in undoing]
+        return await self._writer.submit(lambda c: _revert(c, lote, autoria))
 
-        return await self._writer.submit(run)
+    def _applied(
+        self, connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
+    ) -> list[Produto]:
+        """`apply` in a savepoint of its caller's: confirming an import (sqlite_imports.py)."""
+        return _apply(connection, writes, autoria)
+
+    def _reverted(
+        self, connection: sqlite3.Connection, lote: str, autoria: Autoria
+    ) -> list[Produto]:
+        return _revert(connection, lote, autoria)
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:

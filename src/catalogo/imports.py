@@ -1,0 +1,385 @@
+"""Importing a spreadsheet, each step written once for the page, the JSON API and the CLI (the
+service layer's part for imports; importing.py reads the file, and storage keeps it).
+
+1. **Stage** (`stage`): the dry run reads every row with the form's rules against the products
+   it names, and the database keeps the file and the report for STAGED_FOR_S, so that any
+   instance can show it or confirm it. Nothing is written to products.
+2. **Confirm** (`confirm`): every row or none, in one transaction, only if no product it
+   changes moved on since the dry run; otherwise the dry run is made again from the kept file
+   (`Moved`, with the fresh report) and nothing is written. Confirming twice applies once.
+3. **Undo** (`undo`): the import's batch undone (Storage.revert), if none of its products
+   changed since.
+
+The slow parts (reading the file, checking 50,000 rows) run off the event loop, so other
+requests keep being answered while an import is read.
+"""
+
+import asyncio
+import math
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+from catalogo import importing
+from catalogo.history import Autoria
+from catalogo.produtos import CAMPOS, ROTULOS, Produto, format_field, validate
+from catalogo.search import IDS_MAXIMUM, Query, codigo_key
+from catalogo.storage import (
+    CodigoTaken,
+    Importacao,
+    ImportClosed,
+    NotFound,
+    StagedLine,
+    Storage,
+    VersionConflict,
+    Write,
+)
+from catalogo.storage.paging import Cursor
+from catalogo.storage.port import LineKind
+
+STAGED_FOR_S = 3600  # how long a dry run may be confirmed
+REPORT_PAGE = 100  # lines of each kind on a page of the report
+RECENT = 20  # imports on the import page's list
+_WRITES_READ = 1000  # lines read at a time when confirming
+LABELS = {"id": "id", "versao": "versão", **{c: r.lower() for c, r in ROTULOS.items()}}
+
+
+class RowError(NamedTuple):
+    """What is wrong with a cell: its line in the file, its column, and the form's message."""
+
+    linha: int
+    campo: str
+    mensagem: str
+
+    def __str__(self) -> str:
+        return f"linha {self.linha}, {LABELS[self.campo]}: {self.mensagem}"
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A row that would change the catalog: a new product (`produto_id` None) or the fields
+    that would change, each (field, before, after) as pages show them; `write`, what applying
+    it writes (an update only if the product is still at the version the dry run saw)."""
+
+    line: int
+    produto_id: int | None
+    nome: str
+    changes: list[tuple[str, str, str]]
+    write: Write
+
+
+@dataclass
+class ImportReport:
+    """What importing a file would do, before anything is written (a dry run)."""
+
+    novos: list[Planned] = field(default_factory=list)
+    alterados: list[Planned] = field(default_factory=list)
+    inalterados: int = 0
+    erros: list[RowError] = field(default_factory=list)
+    ignoradas: tuple[str, ...] = ()
+
+    def resumo(self) -> dict[str, Any]:
+        """The counts, as the database keeps them and JSON shows them."""
+        return {
+            "novos": len(self.novos),
+            "alterados": len(self.alterados),
+            "inalterados": self.inalterados,
+            "erros": len(self.erros),
+            "colunas_ignoradas": list(self.ignoradas),
+        }
+
+    def lines(self) -> list[StagedLine]:
+        """The report's lines as the database keeps them (`line_of` reads them back)."""
+        staged = [StagedLine("erro", e._asdict()) for e in self.erros]
+        staged += [StagedLine("novo", _planned_line(p)) for p in self.novos]
+        staged += [StagedLine("alterado", _planned_line(p)) for p in self.alterados]
+        return staged
+
+
+def _planned_line(planned: Planned) -> dict[str, Any]:
+    produto = planned.write.produto
+    return {
+        "linha": planned.line,
+        "id": planned.produto_id,
+        "versao": planned.write.versao,
+        "nome": planned.nome,
+        "alteracoes": [{"campo": c, "antes": a, "depois": d} for c, a, d in planned.changes],
+        "produto": {c: None if c == "codigo" and v is None else str(v) for c, v in
+                    ((c, getattr(produto, c)) for c in CAMPOS)},
+    }  # fmt: skip
+
+
+def _write_of(line: dict[str, Any]) -> Write:
+    fields = dict(line["produto"])
+    fields["preco"] = Decimal(fields["preco"])
+    return Write(line["id"], line["versao"], Produto.model_validate(fields))
+
+
+async def dry_run(
+    storage: Storage, data: bytes, codificacao: importing.Codificacao = "utf-8"
+) -> ImportReport:
+    """Each row read with the form's rules against the products it names (by `id`, else by
+    `codigo`, else new). Raises importing.ImportRefused for a file that cannot be read as a
+    whole."""
+    head, rows = await asyncio.to_thread(_read, data, codificacao)
+    by_id = await _live(storage, "ids", {row.id for row in rows if row.id is not None})
+    codes = {
+        importing.code_key(str(row.fields["codigo"])) for row in rows if row.fields.get("codigo")
+    }
+    codes.discard(None)
+    by_code = await _live(storage, "codigos", codes)
+    return await asyncio.to_thread(_report, head, rows, by_id, by_code)
+
+
+def _read(
+    data: bytes, codificacao: importing.Codificacao
+) -> tuple[importing.Header, list[importing.Row]]:
+    cells = importing.table(data, codificacao)
+    if not cells:
+        raise importing.ImportRefused("O arquivo está vazio.")
+    head = importing.header(cells[0])
+    return head, list(importing.rows(head, cells[1:]))
+
+
+def _report(
+    head: importing.Header,
+    rows: list[importing.Row],
+    by_id: dict[Any, Produto],
+    by_code: dict[Any, Produto],
+) -> ImportReport:
+    report = ImportReport(ignoradas=head.unknown)
+    lines_of: dict[tuple[str, object], int] = {}
+    for row in rows:
+        planned, problems = _planned(row, head, by_id, by_code, lines_of)
+        report.erros += [RowError(row.line, c, m) for c, m in problems.items()]
+        if problems or planned is None:
+            report.inalterados += not problems
+        elif planned.produto_id is None:
+            report.novos.append(planned)
+        else:
+            report.alterados.append(planned)
+    return report
+
+
+async def _live(storage: Storage, by: str, keys: set[Any]) -> dict[Any, Produto]:
+    """The live products of these ids or codes, by id or by codigo_key, a list page of 100 at
+    a time (the list's own lookup)."""
+    found: dict[Any, Produto] = {}
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), IDS_MAXIMUM):
+        batch = tuple(ordered[start : start + IDS_MAXIMUM])
+        query = Query(ids=batch) if by == "ids" else Query(codigos=batch)
+        page = await storage.find(query, Cursor(IDS_MAXIMUM))
+        for produto in page.items:
+            key = produto.id if by == "ids" else codigo_key(str(produto.codigo))
+            found[key] = produto
+    return found
+
+
+def _planned(
+    row: importing.Row,
+    head: importing.Header,
+    by_id: dict[Any, Produto],
+    by_code: dict[Any, Produto],
+    lines_of: dict[tuple[str, object], int],
+) -> tuple[Planned | None, dict[str, str]]:
+    """What one row would do (None: nothing), or what is wrong with it."""
+    problems = dict(row.errors)
+    codigo = row.fields.get("codigo")
+    current: Produto | None = None
+    if row.id is not None:
+        current = by_id.get(row.id)
+        if current is None and "id" not in problems:
+            problems["id"] = f"Não há produto {row.id} no catálogo (ou ele foi removido)."
+    elif codigo:
+        current = by_code.get(importing.code_key(codigo))
+    keys = {"id": row.id, "codigo": importing.code_key(codigo) if codigo else None}
+    for name, key in keys.items():
+        if key is None:
+            continue
+        if (name, key) in lines_of:
+            earlier = lines_of[name, key]
+            problems[name] = f"Repetido: a linha {earlier} já traz este {LABELS[name]}."
+        lines_of[name, key] = row.line
+    if current is not None and row.versao is not None and row.versao != current.versao:
+        problems["versao"] = (
+            f"O produto {current.id} mudou desde a versão {row.versao} (está na "
+            f"{current.versao}): exporte de novo e refaça a alteração."
+        )
+    if current is None and not {"nome", "preco"} <= set(head.positions):
+        problems["nome"] = "Um produto novo precisa das colunas nome e preço."
+    if problems:
+        return None, problems
+    base: dict[str, Any] = {} if current is None else {c: getattr(current, c) for c in CAMPOS}
+    given = {c: ("" if v is None else v) for c, v in row.fields.items()}
+    if (
+        current is not None
+        and current.codigo
+        and codigo
+        and codigo_key(codigo) == codigo_key(current.codigo)
+    ):
+        del given["codigo"]  # the key it was found by, written otherwise: the stored spelling stays
+    produto, invalid = validate({**base, **given})
+    if produto is None:
+        return None, invalid
+    holder = by_code.get(codigo_key(produto.codigo)) if produto.codigo else None
+    if holder is not None and current is not None and holder.id != current.id:
+        return None, {"codigo": f"O código «{produto.codigo}» já é do produto {holder.id}."}
+    if current is None:
+        return Planned(row.line, None, produto.nome, [], Write(None, None, produto)), {}
+    changes = [
+        (c, format_field(c, getattr(current, c)), format_field(c, getattr(produto, c)))
+        for c in CAMPOS
+        if getattr(current, c) != getattr(produto, c)
+    ]
+    if not changes:
+        return None, {}
+    write = Write(current.id, current.versao, produto)
+    return Planned(row.line, current.id, produto.nome, changes, write), {}
+
+
+async def stage(
+    storage: Storage,
+    data: bytes,
+    codificacao: importing.Codificacao,
+    arquivo: str,
+    autoria: Autoria,
+    now: float,
+) -> tuple[Importacao, ImportReport]:
+    """The dry run, kept for STAGED_FOR_S under a new id. Raises importing.ImportRefused."""
+    report = await dry_run(storage, data, codificacao)
+    importacao = Importacao(
+        uuid.uuid4().hex,
+        arquivo,
+        codificacao,
+        autoria.quem,
+        autoria.token,
+        now,
+        now + STAGED_FOR_S,
+        "preparada",
+        report.resumo(),
+    )
+    await storage.stage_import(importacao, data, report.lines())
+    return importacao, report
+
+
+def expired(importacao: Importacao, now: float) -> bool:
+    return importacao.estado == "preparada" and importacao.expira_em <= now
+
+
+def estado(importacao: Importacao, now: float) -> str:
+    """What became of it, as pages and JSON say: `expirada` for a dry run past its hour."""
+    return "expirada" if expired(importacao, now) else importacao.estado
+
+
+class Moved(Exception):
+    """Products the import changes moved on since its dry run: nothing was written, and the
+    dry run was made again (`importacao`, its fresh report)."""
+
+    def __init__(self, importacao: Importacao) -> None:
+        super().__init__(f"importacao {importacao.id} moved on")
+        self.importacao = importacao
+
+
+class HasErrors(Exception):
+    """An import with rows in error is never applied: the file must be fixed and sent again."""
+
+
+async def confirm(
+    storage: Storage, id: str, autoria: Autoria, chave: str | None, now: float
+) -> tuple[Importacao, bool]:
+    """Applies the import `id` as one batch, and says whether this request applied it (False:
+    an earlier one did; confirming twice applies once). Raises NotFound, ImportClosed (undone,
+    or expired), HasErrors or Moved; then nothing is written."""
+    importacao = await _found(storage, id)
+    if importacao.estado == "aplicada":
+        return importacao, False
+    if importacao.estado != "preparada" or expired(importacao, now):
+        raise ImportClosed(importacao)
+    if importacao.resumo["erros"]:
+        raise HasErrors()
+    writes: list[Write] = []
+    for tipo in ("novo", "alterado"):
+        writes += await _writes(storage, id, tipo)
+    batch = autoria._replace(origem="importacao", lote=id)
+    try:
+        await storage.confirm_import(id, writes, batch, chave, now)
+    except ImportClosed as closed:
+        if closed.importacao.estado == "aplicada":  # another request confirmed it first
+            return closed.importacao, False
+        raise
+    except (VersionConflict, NotFound, CodigoTaken):
+        raise Moved(await _staged_again(storage, importacao, now)) from None
+    return await _found(storage, id), True
+
+
+async def _writes(storage: Storage, id: str, tipo: LineKind) -> list[Write]:
+    writes: list[Write] = []
+    while lines := await storage.import_lines(id, tipo, len(writes), _WRITES_READ):
+        writes += await asyncio.to_thread(lambda: [_write_of(line) for line in lines])
+    return writes
+
+
+async def _staged_again(storage: Storage, importacao: Importacao, now: float) -> Importacao:
+    """The dry run made again from the kept file, under the same id, for another hour."""
+    data = await storage.import_file(importacao.id)
+    if data is None:
+        raise ImportClosed(importacao)
+    codificacao: importing.Codificacao = (
+        "windows-1252" if importacao.codificacao == "windows-1252" else "utf-8"
+    )
+    report = await dry_run(storage, data, codificacao)
+    fresh = Importacao(
+        **{
+            **importacao.__dict__,
+            "expira_em": now + STAGED_FOR_S,
+            "resumo": report.resumo(),
+        }
+    )
+    await storage.stage_import(fresh, data, report.lines())
+    return fresh
+
+
+async def undo(storage: Storage, id: str, autoria: Autoria, now: float) -> tuple[Importacao, int]:
+    """The import `id` undone, all of it or nothing, as a batch of its own (`id` +
+    ":desfeita"), and how many products it gave back. Raises NotFound, ImportClosed (not
+    applied, or undone already) or BatchMoved."""
+    await _found(storage, id)
+    batch = autoria._replace(origem="importacao", lote=f"{id}:desfeita")
+    undone = await storage.undo_import(id, batch, now)
+    return await _found(storage, id), len(undone)
+
+
+async def _found(storage: Storage, id: str) -> Importacao:
+    importacao = await storage.importacao(id)
+    if importacao is None:
+        raise NotFound()
+    return importacao
+
+
+@dataclass(frozen=True)
+class ReportPage:
+    """One page of a staged import's report: up to REPORT_PAGE lines of each kind."""
+
+    pagina: int
+    paginas: int
+    erros: list[dict[str, Any]]
+    alterados: list[dict[str, Any]]
+    novos: list[dict[str, Any]]
+
+
+async def report_page(storage: Storage, importacao: Importacao, pagina: int) -> ReportPage:
+    """Page `pagina` (from 1) of the report; past the last, an empty one."""
+    resumo = importacao.resumo
+    longest = max(resumo["erros"], resumo["novos"], resumo["alterados"])
+    paginas = max(1, math.ceil(longest / REPORT_PAGE))
+    offset = (pagina - 1) * REPORT_PAGE
+    kept = importacao.estado == "preparada"  # the lines go once the import is applied
+
+    async def lines(tipo: LineKind) -> list[dict[str, Any]]:
+        return await storage.import_lines(importacao.id, tipo, offset, REPORT_PAGE) if kept else []
+
+    return ReportPage(
+        pagina, paginas, await lines("erro"), await lines("alterado"), await lines("novo")
+    )

@@ -1,0 +1,104 @@
+"""Imports in the SQLite file: the half of sqlite.py's store that keeps a dry run between its
+report and its confirmation (reads inline, writes on the writer thread). Confirming and
+undoing change products, so each runs sqlite.py's own `apply` and `revert` in the same
+savepoint as the import's change of state."""
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+
+from catalogo import storage
+from catalogo.history import Autoria, Evento
+from catalogo.produtos import Produto
+from catalogo.storage import sql
+from catalogo.storage.port import Importacao, LineKind, StagedLine
+
+T = TypeVar("T")
+
+
+class SQLiteImports:
+    """Mixed into SQLiteStorage, whose `_read`, `_submit`, `_applied` and `_reverted` these
+    use."""
+
+    if TYPE_CHECKING:
+
+        def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]: ...
+
+        async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
+
+        def _applied(
+            self, connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
+        ) -> list[Produto]: ...
+
+        def _reverted(
+            self, connection: sqlite3.Connection, lote: str, autoria: Autoria
+        ) -> list[Produto]: ...
+
+    async def stage_import(
+        self, importacao: Importacao, conteudo: bytes, lines: Sequence[StagedLine]
+    ) -> None:
+        rows = sql.line_rows(importacao.id, lines)
+
+        def run(connection: sqlite3.Connection) -> None:
+            for statement in sql.FORGET_EXPIRED:
+                connection.execute(statement, (importacao.criada_em,))
+            if not connection.execute(sql.STAGE, sql.staged_row(importacao, conteudo)).fetchall():
+                raise storage.ImportClosed(_closed(connection, importacao.id))
+            connection.execute(sql.FORGET_LINES, (importacao.id,))
+            connection.executemany(sql.STAGED_LINES, rows)
+
+        await self._submit(run)
+
+    async def importacao(self, id: str) -> Importacao | None:
+        rows = self._read(sql.IMPORT, (id,))
+        return sql.importacao_of(rows[0]) if rows else None
+
+    async def importacoes(self, limit: int) -> list[Importacao]:
+        return [sql.importacao_of(row) for row in self._read(sql.IMPORTS, (limit,))]
+
+    async def import_file(self, id: str) -> bytes | None:
+        rows = self._read(sql.IMPORT_FILE, (id,))
+        return bytes(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    async def import_lines(
+        self, id: str, tipo: LineKind, offset: int, limit: int
+    ) -> list[dict[str, Any]]:
+        rows = self._read(sql.IMPORT_LINES, (id, tipo, limit, offset))
+        return [orjson.loads(dados) for (dados,) in rows]
+
+    async def confirm_import(
+        self,
+        id: str,
+        writes: Sequence[storage.Write],
+        autoria: Autoria,
+        chave: str | None,
+        now: float,
+    ) -> list[Produto]:
+        def run(connection: sqlite3.Connection) -> list[Produto]:
+            if not connection.execute(sql.CONFIRM, (now, autoria.quem, chave, id, now)).fetchall():
+                raise storage.ImportClosed(_closed(connection, id))
+            connection.execute(sql.FORGET_LINES, (id,))
+            return self._applied(connection, writes, autoria)
+
+        return await self._submit(run)  # in one savepoint: all or nothing
+
+    async def undo_import(self, id: str, autoria: Autoria, now: float) -> list[Produto]:
+        def run(connection: sqlite3.Connection) -> list[Produto]:
+            if not connection.execute(sql.UNDO, (now, autoria.quem, id)).fetchall():
+                raise storage.ImportClosed(_closed(connection, id))
+            return self._reverted(connection, id, autoria)
+
+        return await self._submit(run)
+
+    async def batch_events(self, lote: str, offset: int, limit: int) -> list[Evento]:
+        return [sql.evento_of(row) for row in self._read(sql.BATCH_PAGE, (lote, limit, offset))]
+
+
+def _closed(connection: sqlite3.Connection, id: str) -> Importacao:
+    """The import as it is, to say why a step refused it; NotFound if there is none."""
+    rows = connection.execute(sql.IMPORT, (id,)).fetchall()
+    if not rows:
+        raise storage.NotFound()
+    return sql.importacao_of(rows[0])
