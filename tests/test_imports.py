@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from catalogo import importing, imports, services
 from catalogo.accounts import Passwords
+from catalogo.errors import codigo_taken
 from catalogo.history import CLI
 from catalogo.produtos import Produto
 from catalogo.search import Query
@@ -32,16 +33,17 @@ def test_an_export_imported_back_changes_nothing_and_three_new_prices_are_three_
             await storage.create(Produto(nome=f"Caneca {n}", preco=Decimal(10 + n)), CLI)
         exported = b"".join([piece async for piece in services.csv_export(storage, Query(), "csv")])
         same = await imports.dry_run(storage, exported)
-        assert (same.novos, same.alterados, same.inalterados, same.erros) == ([], [], 5, [])
+        assert (same.lines, same.inalterados) == ([], 5)
         table = list(csv.reader(io.StringIO(exported.decode("utf-8-sig")), delimiter=";"))
         for row in table[1:4]:
             row[4] = "99,90"  # the preco column
         edited = io.StringIO()
         csv.writer(edited, delimiter=";", lineterminator="\r\n").writerows(table)
         report = await imports.dry_run(storage, edited.getvalue().encode())
-        assert [len(p.changes) for p in report.alterados] == [1, 1, 1]
-        assert {p.changes[0][2] for p in report.alterados} == {"R$ 99,90"}
-        assert report.inalterados == 2 and not report.erros and not report.novos
+        changed = report.of("alterado")
+        assert [len(p["alteracoes"]) for p in changed] == [1, 1, 1]
+        assert {p["alteracoes"][0]["depois"] for p in changed} == {"R$ 99,90"}
+        assert report.inalterados == 2 and len(report.lines) == 3
 
     run(database, test)
 
@@ -73,9 +75,9 @@ def test_a_bad_file_gets_one_precise_message_per_problem_and_keys_are_read_in_or
             "linha 7, código: Repetido: a linha 6 já traz este código.",
             "linha 8, código: Repetido: a linha 4 já traz este código.",
         ]
-        assert [(p.line, p.nome) for p in report.novos] == [(6, "=Fórmula")]
-        assert [(p.produto_id, p.changes) for p in report.alterados] == [
-            (made.id, [("nome", "Caneca", "Caneca grande")])
+        assert [(p["linha"], p["nome"]) for p in report.of("novo")] == [(6, "=Fórmula")]
+        assert [(p["id"], p["alteracoes"]) for p in report.of("alterado")] == [
+            (made.id, [{"campo": "nome", "antes": "Caneca", "depois": "Caneca grande"}])
         ]
         assert report.ignoradas == ("cor",)
         assert (await storage.get(made.id or 0)) == made  # a dry run writes nothing
@@ -112,12 +114,12 @@ def test_an_import_confirmed_writes_what_its_dry_run_said_and_nothing_if_a_produ
         assert not now and again == applied  # confirming twice applies once
         events = await storage.events(0, 100)
         assert [(e.tipo, e.origem, e.lote) for e in events[-2:]] == [
+            ("alterado", "importacao", staged.id),  # in the file's order
             ("criado", "importacao", staged.id),
-            ("alterado", "importacao", staged.id),
         ]
         assert len(await storage.batch_events(staged.id, 0, 10)) == 2
         repeated = await imports.dry_run(storage, data)  # a row with no key is new again:
-        assert repeated.inalterados == 1 and [p.nome for p in repeated.novos] == ["Copo"]
+        assert repeated.inalterados == 1 and [p["nome"] for p in repeated.of("novo")] == ["Copo"]
 
     run(database, test)
 
@@ -193,7 +195,7 @@ def test_no_file_makes_the_dry_run_fail_otherwise_than_by_refusing_it(
             report = await imports.dry_run(storage, buffer.getvalue().encode())
         except importing.ImportRefused:
             return
-        assert len(report.novos) + len(report.alterados) <= len(lines)
+        assert report.counts["novo"] + report.counts["alterado"] <= len(lines)
         assert (await storage.find(Query(), Cursor(1))).items == []
 
     run(database, test)
@@ -206,6 +208,20 @@ def test_a_code_no_product_may_have_is_refused_by_its_rules_not_sent_to_the_data
         report = await imports.dry_run(storage, csv_of("codigo;nome;preco", "a\x00b;X;1"))
         assert list(map(str, report.erros)) == [
             "linha 2, código: Contém um caractere invisível não permitido (código U+0000)."
+        ]
+
+    run(database, test)
+
+
+def test_a_code_a_removed_product_keeps_is_refused_in_the_dry_run_with_the_forms_message(
+    database: str,
+) -> None:
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        kept = await storage.create(Produto(nome="Caneca", preco=Decimal(10), codigo="C-1"), CLI)
+        await storage.delete(kept.id or 0, None, CLI)
+        report = await imports.dry_run(storage, csv_of("codigo;nome;preco", "c-1;Copo;3,00"))
+        assert [e.mensagem for e in report.erros] == [
+            codigo_taken("c-1", kept.id or 0, removed=True)  # as the file writes it
         ]
 
     run(database, test)

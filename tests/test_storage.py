@@ -498,8 +498,7 @@ def test_a_batch_is_undone_whole_or_not_at_all_if_one_of_its_products_is_not_as_
             await storage.revert("lote-2", CLI)
         await storage.restore(novo.id, CLI)
         await storage.update(novo.id, produto("Prato"), None, CLI)
-        undone = await storage.revert("lote-2", CLI)  # edited back: as the batch left it
-        assert [p.id for p in undone] == [novo.id, caneca.id]
+        assert await storage.revert("lote-2", CLI) == 2  # edited back: as the batch left it
         with pytest.raises(NotFound):
             await storage.revert("lote-que-nao-existe", CLI)
 
@@ -517,8 +516,11 @@ def test_undoing_a_batch_removes_what_it_created_and_gives_back_what_it_changed(
         novo, _ = await storage.apply(
             [Write(None, None, produto("Prato")), Write(caneca.id, 1, changed)], batch
         )
-        undone = await storage.revert("lote-3", CLI._replace(lote="lote-3:desfeita"))
-        assert [(p.id, p.versao) for p in undone] == [(novo.id, 2), (caneca.id, 3)]
+        assert await storage.revert("lote-3", CLI._replace(lote="lote-3:desfeita")) == 2
+        assert [(e.produto_id, e.versao) for e in (await storage.events(0, 100))[-2:]] == [
+            (novo.id, 2),
+            (caneca.id, 3),
+        ]
         back = await storage.get(caneca.id)
         assert back is not None
         assert (back.nome, back.preco, back.codigo) == ("Caneca", Decimal("10.00"), "C-1")
@@ -528,5 +530,24 @@ def test_undoing_a_batch_removes_what_it_created_and_gives_back_what_it_changed(
             ("removido", "lote-3:desfeita"),
             ("alterado", "lote-3:desfeita"),
         ]
+
+    run(database, test)
+
+
+def test_a_batch_larger_than_a_stretch_is_undone_whole_and_refused_whole(database: str) -> None:
+    async def test(storage: Storage) -> None:
+        batch = CLI._replace(origem="importacao", lote="lote-4")
+        made = await storage.apply(
+            [Write(None, None, produto(f"Prato {n}")) for n in range(2500)], batch
+        )
+        last = made[-1].id or 0
+        await storage.update(last, produto("Prato mudado"), None, CLI)
+        with pytest.raises(BatchMoved) as moved:  # found in the third stretch: nothing undone
+            await storage.revert("lote-4", CLI._replace(lote="lote-4:desfeita"))
+        assert moved.value.ids == [last]
+        assert (await storage.find(Query(), Cursor(1), count=10_000)).total == 2500
+        await storage.update(last, produto("Prato 2499"), None, CLI)
+        assert await storage.revert("lote-4", CLI._replace(lote="lote-4:desfeita")) == 2500
+        assert (await storage.find(Query(), Cursor(1), count=10_000)).total == 0
 
     run(database, test)

@@ -32,7 +32,7 @@ from starlette.types import Message
 from catalogo import accounts, errors, identity, templating
 from catalogo.accounts import Papel
 from catalogo.bodies import form_pairs
-from catalogo.guard import SECURITY_HEADERS
+from catalogo.guard import IMPORT_PATH, SECURITY_HEADERS
 from catalogo.identity import Mode, here
 from catalogo.negotiation import FORM_TYPES, media_type, prefers_json
 from catalogo.outermost import request_id
@@ -183,7 +183,8 @@ async def _unauthenticated(
     (`resume`)."""
     if invalid or prefers_json(request):
         raise errors.unauthenticated(invalid)
-    if request.method in ("GET", "HEAD"):
+    if request.method in ("GET", "HEAD") or request.url.path == IMPORT_PATH:
+        # An import's file cannot be kept in a page: the browser comes back to choose it again.
         query = {"proximo": here(request), **({"motivo": "sessao"} if ended else {})}
         location = f"/entrar?{urllib.parse.urlencode(query)}"
         return Response(status_code=303, headers={"Location": location})
@@ -279,6 +280,7 @@ _WHY = (
     (re.compile(r"/produtos/novo(?:\?.*)?"), "Entre para adicionar produtos."),
     (re.compile(r"/produtos/[0-9]+/historico(?:\?.*)?"), "Entre para ver o histórico do produto."),
     (re.compile(r"/produtos/removidos(?:\?.*)?"), "Entre para ver os produtos removidos."),
+    (re.compile(r"/produtos/importacoes(?:[/?].*)?"), "Entre para importar produtos."),
     (re.compile(r"/(?:usuarios|tokens)(?:[/?].*)?"), "Entre como admin para ver esta página."),
     (re.compile(r"/conta(?:[/?].*)?"), "Entre para ver a sua conta."),
     (re.compile(r"/.*"), "Entre para ver o catálogo."),

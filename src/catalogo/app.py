@@ -42,6 +42,13 @@ from catalogo.resources.history import (
     RemovidosResource,
     RestauracaoResource,
 )
+from catalogo.resources.importacoes import (
+    ConfirmacaoResource,
+    ImportacaoResource,
+    ImportacoesResource,
+    ModeloResource,
+    ReversaoResource,
+)
 from catalogo.resources.ops import (
     DocsResource,
     HealthResource,
@@ -71,7 +78,20 @@ class ProdutoId(Convertor[int]):
         return str(value)
 
 
+class ImportId(Convertor[str]):
+    """An import's id: 32 lowercase hex digits (imports.py makes them), nothing else."""
+
+    regex = "[0-9a-f]{32}"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
 register_url_convertor("produto_id", ProdutoId())
+register_url_convertor("importacao", ImportId())
 register_url_convertor("id", ProdutoId())  # sessions' and tokens' ids follow the same rule
 
 
@@ -118,6 +138,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/produtos/novo", NovoProdutoResource),
         Route("/produtos/removidos", RemovidosResource),
         Route("/produtos/eventos", EventosResource),
+        Route("/produtos/importacoes", ImportacoesResource),
+        Route("/produtos/importacoes/modelo", ModeloResource),
+        Route("/produtos/importacoes/{id:importacao}", ImportacaoResource),
+        Route("/produtos/importacoes/{id:importacao}/confirmacao", ConfirmacaoResource),
+        Route("/produtos/importacoes/{id:importacao}/reversao", ReversaoResource),
         Route("/entrar", EntrarResource),
         Route("/sair", SairResource),
         Route("/conta", ContaResource),

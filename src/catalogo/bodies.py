@@ -11,7 +11,7 @@ import urllib.parse
 from collections.abc import Collection
 from decimal import Decimal
 from io import BytesIO
-from typing import Any
+from typing import Any, NamedTuple
 
 import python_multipart
 from python_multipart.exceptions import FormParserError
@@ -152,6 +152,73 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(value) != len(pairs):
         raise ValueError("uma chave aparece mais de uma vez")
     return value
+
+
+class Upload(NamedTuple):
+    """A file sent: its name as the browser gave it ("" when it was the body itself), its
+    bytes (None: the form chose no file), and the form's other fields."""
+
+    nome: str
+    data: bytes | None
+    fields: dict[str, str]
+
+
+# A file sent as the body itself: a CSV, an xlsx, or bytes of no stated kind.
+FILE_TYPES = frozenset(
+    {
+        "text/csv",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "application/octet-stream",
+    }
+)
+_FILE_NAME_LIMIT = 255
+
+
+async def read_upload(request: Request, field: str, fields: Collection[str]) -> Upload:
+    """The file a form sends in `field` (multipart/form-data), with its other `fields`; or the
+    body, when a program sends the file as it is (FILE_TYPES). Raises a 400 for a form that
+    carries more than one file in `field`, and 415 for any other body."""
+    media, _ = media_type(request)
+    body = await request.body()
+    if media in FILE_TYPES:
+        return Upload("", body, {})
+    if media != "multipart/form-data":
+        raise errors.unsupported_upload(field)
+    pairs: list[tuple[str, str]] = []
+    files: list[Any] = []
+
+    def on_field(found: Any) -> None:
+        pairs.append((found.field_name.decode(), (found.value or b"").decode()))
+
+    def on_file(found: Any) -> None:
+        files.append(found)
+
+    headers = {"Content-Type": request.headers["content-type"].encode("latin-1")}
+    try:
+        python_multipart.parse_form(headers, BytesIO(body), on_field, on_file)
+        if len(pairs) > MAX_FIELDS:
+            raise ValueError(f"mais de {MAX_FIELDS} campos")
+    except UnicodeDecodeError:
+        raise errors.bad_request(errors.NOT_UTF8) from None
+    except (ValueError, FormParserError) as reason:
+        raise errors.bad_request(errors.MALFORMED_FORM, reason) from None
+    chosen = [f for f in files if f.field_name == field.encode() and f.file_name]
+    nome, data = "", None
+    try:
+        if len(chosen) > 1:
+            raise errors.bad_request(errors.ONE_FILE, field)
+        for sent in chosen:
+            sent.file_object.seek(0)
+            data = sent.file_object.read()
+            nome = sent.file_name.decode(errors="replace")[-_FILE_NAME_LIMIT:]
+    finally:
+        for found in files:
+            found.close()
+    form: dict[str, str] = {}
+    for name, value in pairs:
+        if name in fields and form.setdefault(name, value) != value:
+            raise errors.bad_request(errors.REPEATED_FIELD, name)
+    return Upload(nome, data, form)
 
 
 def _multipart(request: Request, body: bytes) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import orjson
 from starlette.datastructures import ImmutableMultiDict
 
 from catalogo import history, imports, services
@@ -68,31 +69,37 @@ def import_file(args: argparse.Namespace, run: Run) -> None:
         importacao, report = await imports.stage(
             storage, data, args.codificacao, name, history.CLI, time.time()
         )
-        if report.erros:
+        if report.counts["erro"]:
             return report, None
         await imports.confirm(storage, importacao.id, history.CLI, None, time.time())
         return report, importacao.id
 
     report, lote = run(dry_run_then_apply)
+    resumo = report.resumo()
     counts = (
-        f"{len(report.novos)} {plural(len(report.novos), 'novo', 'novos')}, "
-        f"{len(report.alterados)} {plural(len(report.alterados), 'alterado', 'alterados')}, "
+        f"{resumo['novos']} {plural(resumo['novos'], 'novo', 'novos')}, "
+        f"{resumo['alterados']} {plural(resumo['alterados'], 'alterado', 'alterados')}, "
         f"{report.inalterados} {plural(report.inalterados, 'inalterado', 'inalterados')}, "
-        f"{len(report.erros)} {plural(len(report.erros), 'erro', 'erros')}"
+        f"{resumo['erros']} {plural(resumo['erros'], 'erro', 'erros')}"
     )
     print(
         f"catalogo: {counts} ({'importação ' + lote + ' gravada' if lote else 'nada foi gravado'})"
     )
-    for planned in report.novos:
-        print(f"  linha {planned.line}: novo, «{planned.nome}»")
-    for planned in report.alterados:
-        what = "; ".join(f"{ROTULOS[c].lower()} {a} → {d}" for c, a, d in planned.changes)
-        print(f"  linha {planned.line}: produto {planned.produto_id}, {what}")
-    for erro in report.erros:
-        print(f"  {erro}")
+    for line in report.lines:
+        said = orjson.loads(line.dados)
+        if line.tipo == "novo":
+            print(f"  linha {said['linha']}: novo, «{said['nome']}»")
+        elif line.tipo == "alterado":
+            what = "; ".join(
+                f"{ROTULOS[m['campo']].lower()} {m['antes']} → {m['depois']}"
+                for m in said["alteracoes"]
+            )
+            print(f"  linha {said['linha']}: produto {said['id']}, {what}")
+        else:
+            print(f"  {imports.RowError(**said)}")
     if report.ignoradas:
         print(f"  colunas ignoradas: {', '.join(report.ignoradas)}")
-    if report.erros:
+    if resumo["erros"]:
         sys.exit(1)
 
 

@@ -99,6 +99,7 @@ NOT_UTF8 = "O corpo da requisição não é UTF-8 válido."
 REPEATED_FIELD = "O campo «{}» veio mais de uma vez, com valores diferentes."
 MALFORMED_FORM = "Formulário malformado: {}."
 FILE_REFUSED = "Este formulário não aceita arquivos (campo «{}»)."
+ONE_FILE = "Envie um arquivo só no campo «{}»."
 MALFORMED_JSON = "JSON malformado: {}."
 LONE_SURROGATE = "O JSON traz \\u{:04x} sem par: não é um caractere; envie o texto em UTF-8."
 NOT_A_JSON_OBJECT = 'O corpo deve ser um objeto JSON: {{"nome": …}}.'
@@ -302,6 +303,81 @@ def body_too_slow() -> HTTPException:
 
 def too_large(max_bytes: int) -> HTTPException:
     return HTTPException(413, f"O corpo da requisição passa do limite de {max_bytes} bytes.")
+
+
+def import_not_found() -> HTTPException:
+    return TitledError(
+        404,
+        "Não há importação com este número: envie o arquivo de novo em /produtos/importacoes.",
+        "Importação não encontrada",
+    )
+
+
+def import_refused(detail: str) -> HTTPException:
+    return TitledError(422, detail, "Arquivo recusado")
+
+
+def import_has_errors() -> HTTPException:
+    return TitledError(
+        422,
+        "A importação tem erros: corrija o arquivo e envie de novo; nada foi gravado.",
+        "Importação com erros",
+    )
+
+
+def import_expired() -> HTTPException:
+    return TitledError(
+        410,
+        "A prévia desta importação expirou (vale uma hora) e nada foi gravado: envie o arquivo "
+        "de novo.",
+        "Prévia expirada",
+    )
+
+
+def import_undone(undoing: bool) -> HTTPException:
+    if undoing:
+        return HTTPException(409, "Esta importação já foi desfeita.")
+    return HTTPException(
+        409,
+        "Esta importação já foi aplicada e desfeita: envie o arquivo de novo para aplicá-la "
+        "outra vez.",
+    )
+
+
+def import_not_applied() -> HTTPException:
+    return HTTPException(409, "Esta importação não foi aplicada: não há o que desfazer.")
+
+
+IMPORT_MOVED = (
+    "Produtos desta importação mudaram desde a prévia, e nada foi gravado. O relatório foi "
+    "refeito agora: confira e confirme de novo."
+)
+
+
+def batch_moved(ids: list[int]) -> str:
+    """Why undoing a batch undid nothing."""
+    one = len(ids) == 1
+    return (
+        f"Nada foi desfeito: {'o produto' if one else 'os produtos'} {', '.join(map(str, ids))} "
+        f"{'mudou' if one else 'mudaram'} depois da importação, e desfazê-la apagaria essas "
+        "mudanças. Confira-os no histórico de cada um."
+    )
+
+
+def unsupported_upload(field: str) -> HTTPException:
+    return HTTPException(
+        415,
+        f"Envie o arquivo num formulário (multipart/form-data, campo «{field}») ou como o "
+        "corpo da requisição (text/csv, o tipo do xlsx ou application/octet-stream).",
+    )
+
+
+def import_too_large(max_bytes: int) -> HTTPException:
+    return HTTPException(
+        413,
+        f"O arquivo passa do limite de uma importação ({max_bytes / 2**20:.0f} MiB, "
+        f"{max_bytes} bytes): divida-o em partes.",
+    )
 
 
 def unsupported_body() -> HTTPException:

@@ -17,9 +17,11 @@ Writes, and only writes, then go through three more steps:
    `CATALOGO_BODY_TIMEOUT_MS`, one more second for each `MIN_BODY_RATE` bytes that arrive
    (Apache's mod_reqtimeout rule), and never more than `MAX_BODY_TIMEOUTS` times that. A body
    cut short (the client hung up, or broken chunked framing) is 400, logged as no error.
+   A file sent to the import (`IMPORT_PATH`) has its own limit, `CATALOGO_IMPORT_MAX_BYTES`,
+   and up to `IMPORT_BODY_TIMEOUTS` times the body's time: that route only.
 5. A form's `_method` overrides the method before routing, as in Rack's MethodOverride, and
    only for a POST of form data: `_method` in a query string or a JSON body, or on any other
-   method, is ignored.
+   method, is ignored; and never on the import, whose form carries a file.
 """
 
 import asyncio
@@ -48,6 +50,8 @@ _MAX_HOST = 262  # a DNS name (253), a final dot, a port
 _HOSTLESS = ("1.0", "1")  # HTTP/1.0 may omit Host (HAProxy's health checks do)
 MIN_BODY_RATE = 1000  # bytes a second: what the slowest real upload sends, and more
 MAX_BODY_TIMEOUTS = 6
+IMPORT_PATH = "/produtos/importacoes"
+IMPORT_BODY_TIMEOUTS = 30  # 20 MiB in 5 minutes by default: 70 KB/s
 MAX_REMEMBERED_HOSTS = 256  # "localhost:1" to "localhost:65535" are all allowed: keep a few
 
 _POLICY = {
@@ -76,6 +80,7 @@ class Guard:
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
         self.max_bytes = settings.max_body_bytes
+        self.import_max_bytes = settings.import_max_bytes
         self.body_timeout = settings.body_timeout_ms / 1000
         self._deadlines = _Deadlines(tick=min(1.0, self.body_timeout / 4))
         self.hosts = frozenset(h for h in settings.allowed_hosts if not h.startswith("."))
@@ -100,8 +105,9 @@ class Guard:
         try:
             if not _same_origin(request):
                 raise errors.cross_site()
-            body = await self._read(request)
-            if scope["method"] == "POST" and media_type(request)[0] in FORM_TYPES:
+            upload = scope["path"] == IMPORT_PATH and scope["method"] == "POST"
+            body = await self._read(request, upload)
+            if not upload and scope["method"] == "POST" and media_type(request)[0] in FORM_TYPES:
                 form = await read_form(Request(scope, _replay(body, receive)), ("_method",))
                 if "_method" in form:
                     scope["method"] = _overridden(form["_method"])
@@ -137,17 +143,19 @@ class Guard:
             self._accepted.add(host)
         return None
 
-    async def _read(self, request: Request) -> bytes:
+    async def _read(self, request: Request, upload: bool) -> bytes:
         declared = request.headers.get("content-length")
         if declared is not None and not (declared.isascii() and declared.isdigit()):
             raise errors.bad_request(errors.BAD_CONTENT_LENGTH)
-        if declared is not None and int(declared) > self.max_bytes:
-            raise errors.too_large(self.max_bytes)
+        max_bytes = self.import_max_bytes if upload else self.max_bytes
+        too_large = errors.import_too_large if upload else errors.too_large
+        if declared is not None and int(declared) > max_bytes:
+            raise too_large(max_bytes)
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None  # noqa: S101 - an ASGI app always runs in a task
         start = loop.time()
-        last = start + MAX_BODY_TIMEOUTS * self.body_timeout
+        last = start + (IMPORT_BODY_TIMEOUTS if upload else MAX_BODY_TIMEOUTS) * self.body_timeout
         chunks: list[bytes] = []
         size = 0
         try:
@@ -166,8 +174,8 @@ class Guard:
                     raise errors.bad_request(errors.BODY_CUT_SHORT)
                 chunk = message.get("body", b"")
                 size += len(chunk)
-                if size > self.max_bytes:
-                    raise errors.too_large(self.max_bytes)
+                if size > max_bytes:
+                    raise too_large(max_bytes)
                 chunks.append(chunk)
                 if not message.get("more_body", False):
                     return b"".join(chunks)

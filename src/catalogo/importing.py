@@ -16,8 +16,7 @@ change (docs/importing.md).
 
 import csv
 import io
-import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -73,23 +72,22 @@ def code_key(codigo: str) -> str | None:
 
 
 def table(data: bytes, codificacao: Codificacao = "utf-8") -> list[list[str]]:
-    """The file's cells, row by row, as text: an xlsx's first sheet, or a CSV. A file of more
-    than ROWS_MAXIMUM rows is refused as soon as its next row is read, not once all are."""
-    if data[:4] == b"PK\x03\x04":
-        return _sheet(data)
-    return _csv(_decoded(data, codificacao))
+    """The file's cells, row by row, as text (`lines`, all at once)."""
+    return list(lines(data, codificacao))
 
 
-def _limited(lines: Iterable[list[str]]) -> list[list[str]]:
-    cells: list[list[str]] = []
-    for line in lines:
-        if len(cells) > ROWS_MAXIMUM:  # the header and ROWS_MAXIMUM rows are in already
+def lines(data: bytes, codificacao: Codificacao = "utf-8") -> Iterator[list[str]]:
+    """The file's cells, row by row, as text, read as they are asked for: an xlsx's first
+    sheet, or a CSV. A file of more than ROWS_MAXIMUM rows is refused as soon as its next row
+    is read, not once all are."""
+    found = _sheet(data) if data[:4] == b"PK\x03\x04" else _csv(_decoded(data, codificacao))
+    for count, line in enumerate(found):
+        if count > ROWS_MAXIMUM:  # the header and ROWS_MAXIMUM rows are in already
             raise ImportRefused(
                 f"O arquivo tem mais de {ROWS_MAXIMUM:,} linhas; uma importação leva até "
                 f"{ROWS_MAXIMUM:,}. Divida-o em partes.".replace(",", ".")
             )
-        cells.append(line)
-    return cells
+        yield line
 
 
 def _decoded(data: bytes, codificacao: Codificacao) -> str:
@@ -107,25 +105,42 @@ def _decoded(data: bytes, codificacao: Codificacao) -> str:
         ) from None
 
 
-def _csv(text: str) -> list[list[str]]:
+def _csv(text: str) -> Iterator[list[str]]:
     first = text.split("\n", 1)[0]
     delimiter = max(";,\t", key=first.count)
     try:
-        return _limited(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+        yield from csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     except csv.Error as error:
         raise ImportRefused(f"O CSV está malformado: {error}.") from None
 
 
-def _sheet(data: bytes) -> list[list[str]]:
+def _sheet(data: bytes) -> Iterator[list[str]]:
+    """A file that is a zip but no workbook (or a broken one) fails in openpyxl, zipfile or
+    the XML parser, each with errors of its own, when opened or later, as its rows are read:
+    all of them mean the same to the person who sent it."""
     try:
         book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as error:
-        raise ImportRefused(f"A planilha não pôde ser lida ({type(error).__name__}).") from None
+    except Exception as error:
+        raise _unreadable(error) from None
     try:
-        sheet = book.worksheets[0].iter_rows(values_only=True)
-        return _limited([_text(value) for value in row] for row in sheet)
+        rows = book.worksheets[0].iter_rows(values_only=True) if book.worksheets else iter(())
+        while True:
+            try:
+                row = next(rows, None)
+            except Exception as error:
+                raise _unreadable(error) from None
+            if row is None:
+                return
+            yield [_text(value) for value in row]
     finally:
         book.close()
+
+
+def _unreadable(error: Exception) -> ImportRefused:
+    return ImportRefused(
+        f"A planilha não pôde ser lida ({type(error).__name__}): abra-a e salve de novo como "
+        "«Pasta de Trabalho do Excel (.xlsx)» ou como CSV."
+    )
 
 
 def _text(value: object) -> str:
@@ -163,7 +178,9 @@ def header(cells: list[str]) -> Header:
     return Header(positions, tuple(unknown))
 
 
-def rows(header: Header, lines: Iterable[list[str]], first_line: int = 2) -> Iterator[Row]:
+def rows(
+    header: Header, lines: Iterable[list[str]], first_line: int = 2
+) -> Generator[Row, None, None]:
     """Each non-empty line read by the header (`first_line`: the file's line number of the
     first one, for the messages)."""
     for number, cells in enumerate(lines, first_line):

@@ -15,13 +15,18 @@ requests keep being answered while an import is read.
 """
 
 import asyncio
+import itertools
 import math
 import uuid
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+import orjson
+
 from catalogo import importing
+from catalogo.errors import codigo_taken
 from catalogo.history import Autoria
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, format_field, validate
 from catalogo.search import IDS_MAXIMUM, Query, codigo_key
@@ -41,7 +46,6 @@ from catalogo.storage.port import LineKind
 STAGED_FOR_S = 3600  # how long a dry run may be confirmed
 REPORT_PAGE = 100  # lines of each kind on a page of the report
 RECENT = 20  # imports on the import page's list
-_WRITES_READ = 1000  # lines read at a time when confirming
 LABELS = {"id": "id", "versao": "versão", **{c: r.lower() for c, r in ROTULOS.items()}}
 
 
@@ -71,30 +75,39 @@ class Planned:
 
 @dataclass
 class ImportReport:
-    """What importing a file would do, before anything is written (a dry run)."""
+    """What importing a file would do, before anything is written (a dry run): each line of
+    the report as the database keeps it (JSON text: the least memory a 50,000-row file can
+    take), in the file's order, and the counts."""
 
-    novos: list[Planned] = field(default_factory=list)
-    alterados: list[Planned] = field(default_factory=list)
-    inalterados: int = 0
-    erros: list[RowError] = field(default_factory=list)
     ignoradas: tuple[str, ...] = ()
+    inalterados: int = 0
+    lines: list[StagedLine] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
 
     def resumo(self) -> dict[str, Any]:
         """The counts, as the database keeps them and JSON shows them."""
         return {
-            "novos": len(self.novos),
-            "alterados": len(self.alterados),
+            "novos": self.counts["novo"],
+            "alterados": self.counts["alterado"],
             "inalterados": self.inalterados,
-            "erros": len(self.erros),
+            "erros": self.counts["erro"],
             "colunas_ignoradas": list(self.ignoradas),
         }
 
-    def lines(self) -> list[StagedLine]:
-        """The report's lines as the database keeps them (`line_of` reads them back)."""
-        staged = [StagedLine("erro", e._asdict()) for e in self.erros]
-        staged += [StagedLine("novo", _planned_line(p)) for p in self.novos]
-        staged += [StagedLine("alterado", _planned_line(p)) for p in self.alterados]
-        return staged
+    def of(self, tipo: LineKind) -> list[dict[str, Any]]:
+        return [orjson.loads(line.dados) for line in self.lines if line.tipo == tipo]
+
+    @property
+    def erros(self) -> list[RowError]:
+        return [RowError(**line) for line in self.of("erro")]
+
+    def add(self, tipo: LineKind, dados: dict[str, Any]) -> None:
+        self.lines.append(StagedLine(tipo, orjson.dumps(dados).decode()))
+        self.counts[tipo] += 1
+
+
+_KINDS: tuple[LineKind, ...] = ("novo", "alterado", "erro")
+ROWS_READ = 1000  # rows read, looked up and checked at a time
 
 
 def _planned_line(planned: Planned) -> dict[str, Any]:
@@ -110,7 +123,9 @@ def _planned_line(planned: Planned) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _write_of(line: dict[str, Any]) -> Write:
+def write_of(dados: str) -> Write:
+    """What confirming writes for a line of the report (`_planned_line`)."""
+    line = orjson.loads(dados)
     fields = dict(line["produto"])
     fields["preco"] = Decimal(fields["preco"])
     return Write(line["id"], line["versao"], Produto.model_validate(fields))
@@ -120,46 +135,65 @@ async def dry_run(
     storage: Storage, data: bytes, codificacao: importing.Codificacao = "utf-8"
 ) -> ImportReport:
     """Each row read with the form's rules against the products it names (by `id`, else by
-    `codigo`, else new). Raises importing.ImportRefused for a file that cannot be read as a
-    whole."""
-    head, rows = await asyncio.to_thread(_read, data, codificacao)
-    by_id = await _live(storage, "ids", {row.id for row in rows if row.id is not None})
-    codes = {
-        importing.code_key(str(row.fields["codigo"])) for row in rows if row.fields.get("codigo")
-    }
-    codes.discard(None)
-    by_code = await _live(storage, "codigos", codes)
-    return await asyncio.to_thread(_report, head, rows, by_id, by_code)
+    `codigo`, else new), ROWS_READ rows at a time: read and checked off the event loop, their
+    products looked up in between, and only the report kept. Raises importing.ImportRefused
+    for a file that cannot be read as a whole."""
+    head, rows = await asyncio.to_thread(_opened, data, codificacao)
+    report = ImportReport(ignoradas=head.unknown)
+    lines_of: dict[tuple[str, object], int] = {}
+    try:
+        while batch := await asyncio.to_thread(lambda: list(itertools.islice(rows, ROWS_READ))):
+            by_id = await _live(storage, "ids", {row.id for row in batch if row.id is not None})
+            named = (
+                importing.code_key(str(r.fields["codigo"])) for r in batch if r.fields.get("codigo")
+            )
+            codes = {key for key in named if key is not None}
+            known = Known(
+                by_id,
+                await _live(storage, "codigos", codes),
+                await storage.removed_codes(codes),
+            )
+            await asyncio.to_thread(_report, report, head, batch, known, lines_of)
+    finally:
+        rows.close()
+    return report
 
 
-def _read(
+def _opened(
     data: bytes, codificacao: importing.Codificacao
-) -> tuple[importing.Header, list[importing.Row]]:
-    cells = importing.table(data, codificacao)
-    if not cells:
+) -> tuple[importing.Header, Generator[importing.Row, None, None]]:
+    cells = importing.lines(data, codificacao)
+    first = next(cells, None)
+    if first is None:
         raise importing.ImportRefused("O arquivo está vazio.")
-    head = importing.header(cells[0])
-    return head, list(importing.rows(head, cells[1:]))
+    head = importing.header(first)
+    return head, importing.rows(head, cells)
+
+
+class Known(NamedTuple):
+    """What the database holds of a stretch of rows: the live products they name, by id and
+    by codigo_key, and the codes removed products keep (their ids, by key)."""
+
+    by_id: dict[Any, Produto]
+    by_code: dict[Any, Produto]
+    removed: dict[str, int]
 
 
 def _report(
+    report: ImportReport,
     head: importing.Header,
     rows: list[importing.Row],
-    by_id: dict[Any, Produto],
-    by_code: dict[Any, Produto],
-) -> ImportReport:
-    report = ImportReport(ignoradas=head.unknown)
-    lines_of: dict[tuple[str, object], int] = {}
+    known: Known,
+    lines_of: dict[tuple[str, object], int],
+) -> None:
     for row in rows:
-        planned, problems = _planned(row, head, by_id, by_code, lines_of)
-        report.erros += [RowError(row.line, c, m) for c, m in problems.items()]
+        planned, problems = _planned(row, head, known, lines_of)
+        for campo, mensagem in problems.items():
+            report.add("erro", RowError(row.line, campo, mensagem)._asdict())
         if problems or planned is None:
             report.inalterados += not problems
-        elif planned.produto_id is None:
-            report.novos.append(planned)
         else:
-            report.alterados.append(planned)
-    return report
+            report.add("novo" if planned.produto_id is None else "alterado", _planned_line(planned))
 
 
 async def _live(storage: Storage, by: str, keys: set[Any]) -> dict[Any, Produto]:
@@ -180,11 +214,11 @@ async def _live(storage: Storage, by: str, keys: set[Any]) -> dict[Any, Produto]
 def _planned(
     row: importing.Row,
     head: importing.Header,
-    by_id: dict[Any, Produto],
-    by_code: dict[Any, Produto],
+    known: Known,
     lines_of: dict[tuple[str, object], int],
 ) -> tuple[Planned | None, dict[str, str]]:
     """What one row would do (None: nothing), or what is wrong with it."""
+    by_id, by_code = known.by_id, known.by_code
     problems = dict(row.errors)
     codigo = row.fields.get("codigo")
     current: Produto | None = None
@@ -223,9 +257,14 @@ def _planned(
     produto, invalid = validate({**base, **given})
     if produto is None:
         return None, invalid
-    holder = by_code.get(codigo_key(produto.codigo)) if produto.codigo else None
-    if holder is not None and current is not None and holder.id != current.id:
-        return None, {"codigo": f"O código «{produto.codigo}» já é do produto {holder.id}."}
+    if produto.codigo:
+        key = codigo_key(produto.codigo)
+        holder = by_code.get(key)
+        if holder is not None and current is not None and holder.id != current.id:
+            return None, {"codigo": f"O código «{produto.codigo}» já é do produto {holder.id}."}
+        kept = known.removed.get(key)
+        if kept is not None and (current is None or kept != current.id):
+            return None, {"codigo": codigo_taken(produto.codigo, kept, removed=True)}
     if current is None:
         return Planned(row.line, None, produto.nome, [], Write(None, None, produto)), {}
     changes = [
@@ -260,7 +299,7 @@ async def stage(
         "preparada",
         report.resumo(),
     )
-    await storage.stage_import(importacao, data, report.lines())
+    await storage.stage_import(importacao, data, report.lines)
     return importacao, report
 
 
@@ -299,12 +338,9 @@ async def confirm(
         raise ImportClosed(importacao)
     if importacao.resumo["erros"]:
         raise HasErrors()
-    writes: list[Write] = []
-    for tipo in ("novo", "alterado"):
-        writes += await _writes(storage, id, tipo)
     batch = autoria._replace(origem="importacao", lote=id)
     try:
-        await storage.confirm_import(id, writes, batch, chave, now)
+        await storage.confirm_import(id, write_of, batch, chave, now)
     except ImportClosed as closed:
         if closed.importacao.estado == "aplicada":  # another request confirmed it first
             return closed.importacao, False
@@ -312,13 +348,6 @@ async def confirm(
     except (VersionConflict, NotFound, CodigoTaken):
         raise Moved(await _staged_again(storage, importacao, now)) from None
     return await _found(storage, id), True
-
-
-async def _writes(storage: Storage, id: str, tipo: LineKind) -> list[Write]:
-    writes: list[Write] = []
-    while lines := await storage.import_lines(id, tipo, len(writes), _WRITES_READ):
-        writes += await asyncio.to_thread(lambda: [_write_of(line) for line in lines])
-    return writes
 
 
 async def _staged_again(storage: Storage, importacao: Importacao, now: float) -> Importacao:
@@ -337,7 +366,7 @@ async def _staged_again(storage: Storage, importacao: Importacao, now: float) ->
             "resumo": report.resumo(),
         }
     )
-    await storage.stage_import(fresh, data, report.lines())
+    await storage.stage_import(fresh, data, report.lines)
     return fresh
 
 
@@ -348,7 +377,7 @@ async def undo(storage: Storage, id: str, autoria: Autoria, now: float) -> tuple
     await _found(storage, id)
     batch = autoria._replace(origem="importacao", lote=f"{id}:desfeita")
     undone = await storage.undo_import(id, batch, now)
-    return await _found(storage, id), len(undone)
+    return await _found(storage, id), undone
 
 
 async def _found(storage: Storage, id: str) -> Importacao:
@@ -360,7 +389,8 @@ async def _found(storage: Storage, id: str) -> Importacao:
 
 @dataclass(frozen=True)
 class ReportPage:
-    """One page of a staged import's report: up to REPORT_PAGE lines of each kind."""
+    """One page of a staged import's report: up to REPORT_PAGE lines of each kind (none once
+    it is applied: `paginas` then counts pages of its events)."""
 
     pagina: int
     paginas: int
@@ -372,10 +402,13 @@ class ReportPage:
 async def report_page(storage: Storage, importacao: Importacao, pagina: int) -> ReportPage:
     """Page `pagina` (from 1) of the report; past the last, an empty one."""
     resumo = importacao.resumo
-    longest = max(resumo["erros"], resumo["novos"], resumo["alterados"])
+    kept = importacao.estado == "preparada"  # the lines go once the import is applied
+    if kept:
+        longest = max(resumo["erros"], resumo["novos"], resumo["alterados"])
+    else:  # its events are shown instead, one per product it wrote
+        longest = resumo["novos"] + resumo["alterados"]
     paginas = max(1, math.ceil(longest / REPORT_PAGE))
     offset = (pagina - 1) * REPORT_PAGE
-    kept = importacao.estado == "preparada"  # the lines go once the import is applied
 
     async def lines(tipo: LineKind) -> list[dict[str, Any]]:
         return await storage.import_lines(importacao.id, tipo, offset, REPORT_PAGE) if kept else []

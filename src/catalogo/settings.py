@@ -29,6 +29,7 @@ class Settings:
     database_url: str = "sqlite:///./catalogo.db"
     page_size: int = 50
     max_body_bytes: int = 1024 * 1024
+    import_max_bytes: int = 20 * 1024 * 1024  # a file sent to /produtos/importacoes
     database_pool_size: int = 10
     lock_timeout_ms: int = 5000
     query_timeout_ms: int = 5000  # a list query running longer is stopped: 422, narrow it
@@ -58,6 +59,8 @@ class Settings:
             raise SettingsError("CATALOGO_PAGE_SIZE deve estar entre 1 e 500")
         if self.max_body_bytes < 1024:
             raise SettingsError("CATALOGO_MAX_BODY_BYTES deve ser pelo menos 1024")
+        if not 1024 <= self.import_max_bytes <= 1024**3:
+            raise SettingsError("CATALOGO_IMPORT_MAX_BYTES deve estar entre 1024 e 1073741824")
         if not 1 <= self.database_pool_size <= 100:
             raise SettingsError("CATALOGO_DATABASE_POOL_SIZE deve estar entre 1 e 100")
         if not 1 <= self.lock_timeout_ms <= 60_000:
@@ -112,6 +115,9 @@ class Settings:
             database_url=environ.get("CATALOGO_DATABASE_URL", cls.database_url),
             page_size=_whole_number(environ, "CATALOGO_PAGE_SIZE", cls.page_size),
             max_body_bytes=_whole_number(environ, "CATALOGO_MAX_BODY_BYTES", cls.max_body_bytes),
+            import_max_bytes=_whole_number(
+                environ, "CATALOGO_IMPORT_MAX_BYTES", cls.import_max_bytes
+            ),
             database_pool_size=_whole_number(
                 environ, "CATALOGO_DATABASE_POOL_SIZE", cls.database_pool_size
             ),

@@ -304,6 +304,10 @@ TAGS = [
         "name": "Histórico",
         "description": "Quem mudou o quê: o histórico de cada produto, os removidos e os eventos.",
     },
+    {
+        "name": "Importações",
+        "description": "Planilhas para o catálogo: prévia, confirmação e desfazer.",
+    },
     {"name": "Operação", "description": "Para balanceadores e ferramentas: saúde e `OPTIONS`."},
 ]
 OPTIONS: dict[str, Any] = {

@@ -4,7 +4,7 @@ restore), and the document they and history.py's are assembled into."""
 from typing import Any
 
 from catalogo.exports import XLSX
-from catalogo.openapi import history, parts
+from catalogo.openapi import history, importacoes, parts
 
 
 def document() -> dict[str, Any]:
@@ -209,6 +209,7 @@ def document() -> dict[str, Any]:
                 },
             },
             **history.paths(),
+            **importacoes.paths(),
             "/produtos/{id}": {
                 "parameters": [parts.ID_PARAM],
                 "get": {
@@ -325,5 +326,7 @@ def document() -> dict[str, Any]:
                 },
             },
         },
-        "components": {"schemas": {**parts.schemas(), **history.schemas()}},
+        "components": {
+            "schemas": {**parts.schemas(), **history.schemas(), **importacoes.schemas()}
+        },
     }

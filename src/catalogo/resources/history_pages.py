@@ -94,6 +94,11 @@ def trash_page(
     )
 
 
+def event_lines(events: list[Evento]) -> list[HistoryLine]:
+    """A batch's events (an import's), each said as the history page says it."""
+    return [_line(evento, None) for evento in events]
+
+
 def _line(evento: Evento, live: Produto | None) -> HistoryLine:
     antes = None if evento.antes is None else produto_of(evento.antes)
     depois = None if evento.depois is None else produto_of(evento.depois)

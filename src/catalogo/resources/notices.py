@@ -9,6 +9,7 @@ product's id and name; an account page's kind), read back against the kinds belo
 it does not know shows nothing.
 """
 
+import re
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any
@@ -79,15 +80,19 @@ def to_the_list(
 
 @dataclass(frozen=True)
 class Notice:
-    """The notice after a write, and the product a removal's "Desfazer" brings back."""
+    """The notice after a write, and the product a removal's "Desfazer" brings back, or the
+    import an import's "Desfazer importação" undoes."""
 
     texto: str
     desfazer: int | None
+    importacao: str | None = None
 
 
 def product_notice(request: Request) -> Notice | None:
     """The notice a product's write left, if it is one (its kind, id and name read back)."""
     kind, _, rest = left(request).partition(":")
+    if kind == "importacao":
+        return _import_notice(rest)
     fields: list[str] = []
     authors: list[str] = []
     if kind == "mesclado":
@@ -105,6 +110,40 @@ def product_notice(request: Request) -> Notice | None:
         campos = _listed([ROTULOS[c].lower() for c in fields])
         texto += f" Mantido também o que {people(authors)} mudou enquanto você editava: {campos}."
     return Notice(texto, id if kind == "removido" else None)
+
+
+_IMPORT_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def after_import(request: Request, id: str, novos: int, alterados: int) -> Response:
+    """The browser's answer to a confirmed import: the list, with what it did and its undo."""
+    return redirect(request, "/produtos", f"importacao:{id}:{novos}:{alterados}", VARY)
+
+
+def _import_notice(rest: str) -> Notice | None:
+    id, _, counts = rest.partition(":")
+    novos, _, alterados = counts.partition(":")
+    if not (_IMPORT_ID.fullmatch(id) and novos.isdigit() and alterados.isdigit()):
+        return None
+    n, a = int(novos), int(alterados)
+    said = [
+        f"{n} {'produto novo' if n == 1 else 'produtos novos'}",
+        f"{a} {'alterado' if a == 1 else 'alterados'}",
+    ]
+    return Notice(f"Importação aplicada: {' e '.join(said)}.", None, id)
+
+
+def after_undo(request: Request, path: str, undone: int) -> Response:
+    return redirect(request, path, f"importacao-desfeita:{undone}", {})
+
+
+def import_undone_notice(request: Request) -> str | None:
+    kind, _, count = left(request).partition(":")
+    if kind != "importacao-desfeita" or not count.isdigit():
+        return None
+    n = int(count)
+    voltaram = "produto voltou" if n == 1 else "produtos voltaram"
+    return f"Importação desfeita: {n} {voltaram} ao que {'era' if n == 1 else 'eram'} antes dela."
 
 
 def people(names: list[str]) -> str:

@@ -4,7 +4,7 @@ backend is mixed from one class per role (sqlite.py and postgres.py for products
 Paging is paging.py's; choosing and opening a backend, __init__.py's.
 """
 
-from collections.abc import AsyncGenerator, Collection, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -125,12 +125,13 @@ class ProductStore(Protocol):
         `versao`), NotFound (removed meanwhile) or CodigoTaken: then nothing is written."""
         ...
 
-    async def revert(self, lote: str, autoria: Autoria) -> list[Produto]:
+    async def revert(self, lote: str, autoria: Autoria) -> int:
         """Undoes the batch `lote` in one transaction, each product by its batch's last
         event: one it changed gets its values from before, one it created is removed, one it
-        removed is restored; each undo with its event (`autoria`). Every product must still
-        be as the batch left it, else BatchMoved and nothing undone. NotFound: no such
-        batch. CodigoTaken: a code it would give back is another product's now."""
+        removed is restored; each undo with its event (`autoria`); how many it undid. Every
+        product must still be as the batch left it (live or removed as it left it, with the
+        same fields), else BatchMoved and nothing undone. NotFound: no such batch.
+        CodigoTaken: a code it would give back is another product's now."""
         ...
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
@@ -333,10 +334,10 @@ class Importacao:
 
 
 class StagedLine(NamedTuple):
-    """A line of an import's report: its kind and what it holds (JSON)."""
+    """A line of an import's report: its kind and what it holds (JSON text)."""
 
     tipo: LineKind
-    dados: dict[str, Any]
+    dados: str
 
 
 class ImportClosed(Exception):
@@ -361,6 +362,10 @@ class ImportStore(Protocol):
 
     async def importacao(self, id: str) -> Importacao | None: ...
 
+    async def removed_codes(self, keys: Collection[str]) -> dict[str, int]:
+        """Of these codes (by codigo_key), those a removed product keeps: its id, by key."""
+        ...
+
     async def importacoes(self, limit: int) -> list[Importacao]:
         """The latest staged, newest first."""
         ...
@@ -376,14 +381,22 @@ class ImportStore(Protocol):
         ...
 
     async def confirm_import(
-        self, id: str, writes: Sequence[Write], autoria: Autoria, chave: str | None, now: float
-    ) -> list[Produto]:
-        """Applies the import as `apply` does (`autoria.lote` is `id`) and marks it
-        `aplicada`, in one transaction, dropping its file and lines. Raises ImportClosed (not
-        `preparada`, or expired at `now`), or what `apply` raises; then nothing is written."""
+        self,
+        id: str,
+        write_of: Callable[[str], Write],
+        autoria: Autoria,
+        chave: str | None,
+        now: float,
+    ) -> int:
+        """Applies the import's `novo` and `alterado` lines in the file's order, each made a
+        Write by `write_of`, as `apply` does (`autoria.lote` is `id`), and marks it
+        `aplicada`, in one transaction, dropping its file and lines: how many it wrote. The
+        lines are read a few at a time, so no import is ever held whole. Raises ImportClosed
+        (not `preparada`, or expired at `now`), or what `apply` raises; then nothing is
+        written."""
         ...
 
-    async def undo_import(self, id: str, autoria: Autoria, now: float) -> list[Produto]:
+    async def undo_import(self, id: str, autoria: Autoria, now: float) -> int:
         """`revert`s the import's batch and marks it `desfeita`, in one transaction. Raises
         ImportClosed (not `aplicada`), or what `revert` raises."""
         ...

@@ -14,7 +14,7 @@ even a wrong takeover harmless: the request that lost the claim stores nothing.
 
 import itertools
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import AsyncIterator, Collection, Iterable, Sequence
 from typing import Any
 
 import asyncpg
@@ -29,9 +29,9 @@ from catalogo.storage.postgres_imports import PostgresImports
 from catalogo.storage.postgres_pool import Connection
 from catalogo.storage.postgres_search import PostgresSearch
 from catalogo.storage.sql import (
-    BATCH_EVENTS,
     CODIGO_HOLDER,
     EVENT_COLUMNS,
+    LAST_EVENTS,
     event_row,
     evento_of,
     left_as_it_was,
@@ -97,7 +97,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts, Postgre
     async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
         return await self._change(lambda connection: _apply(connection, writes, autoria))
 
-    async def revert(self, lote: str, autoria: Autoria) -> list[Produto]:
+    async def revert(self, lote: str, autoria: Autoria) -> int:
         return await self._change(lambda connection: _revert(connection, lote, autoria))
 
     async def _applied(
@@ -106,7 +106,7 @@ class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts, Postgre
         """`apply` in a transaction of its caller's: confirming an import (postgres_imports)."""
         return await _apply(connection, writes, autoria)
 
-    async def _reverted(self, connection: Connection, lote: str, autoria: Autoria) -> list[Produto]:
+    async def _reverted(self, connection: Connection, lote: str, autoria: Autoria) -> int:
         return await _revert(connection, lote, autoria)
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
@@ -223,27 +223,46 @@ async def _apply(
     return done
 
 
-async def _revert(connection: Connection, lote: str, autoria: Autoria) -> list[Produto]:
-    rows = await connection.fetch(numbered(BATCH_EVENTS), lote)
-    if not rows:
+async def _revert(connection: Connection, lote: str, autoria: Autoria) -> int:
+    """As sqlite.py's: every product checked (and locked) first, then every one undone, a
+    stretch of the batch at a time."""
+    moved: list[int] = []
+    async for events, current in _batch(connection, lote, lock=True):
+        moved += [e.produto_id for e in events if not _as_left(e, current)]
+    if moved:
+        raise storage.BatchMoved(sorted(moved))
+    undone = 0
+    async for events, current in _batch(connection, lote):
+        for evento in events:
+            await _undo(connection, evento, current[evento.produto_id][0], autoria)
+        undone += len(events)
+    if not undone:
         raise storage.NotFound()
-    last = {e.produto_id: e for e in map(evento_of, rows)}
-    found = await connection.fetch(
-        f"SELECT {_COLUMNS}, removido_em IS NOT NULL FROM produtos "
-        "WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE",
-        sorted(last),
-    )
-    rows_by_id = {row[0]: row for row in found}  # locked in id order, undone in the batch's
-    undoing = [
-        (evento, current)
-        for id, evento in last.items()
-        if id in rows_by_id
-        and left_as_it_was(evento, current := produto_of(rows_by_id[id]), rows_by_id[id][-1])
-    ]
-    if len(undoing) < len(last):
-        seen = {evento.produto_id for evento, _ in undoing}
-        raise storage.BatchMoved(sorted(set(last) - seen))
-    return [await _undo(connection, evento, now, autoria) for evento, now in undoing]
+    return undone
+
+
+_Current = dict[int, tuple[Produto, bool]]
+_LAST_EVENTS = numbered(LAST_EVENTS)
+
+
+async def _batch(
+    connection: Connection, lote: str, lock: bool = False
+) -> AsyncIterator[tuple[list[Evento], _Current]]:
+    after = 0
+    while rows := await connection.fetch(_LAST_EVENTS, lote, after):
+        events = [evento_of(row) for row in rows]
+        after = events[-1].id
+        found = await connection.fetch(
+            f"SELECT {_COLUMNS}, removido_em IS NOT NULL FROM produtos "
+            f"WHERE id = ANY($1::bigint[]) ORDER BY id{' FOR UPDATE' if lock else ''}",
+            [e.produto_id for e in events],
+        )
+        yield events, {row[0]: (produto_of(row), row[-1]) for row in found}
+
+
+def _as_left(evento: Evento, current: _Current) -> bool:
+    found = current.get(evento.produto_id)
+    return found is not None and left_as_it_was(evento, *found)
 
 
 async def _insert(connection: Connection, produto: Produto, autoria: Autoria) -> Produto:

@@ -3,7 +3,7 @@ report and its confirmation, on the same pool (sqlite_imports.py's statements). 
 undoing change products, so each runs postgres.py's own `apply` and `revert` in the same
 transaction as the import's change of state."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -22,6 +22,7 @@ _FORGET_LINES = numbered(sql.FORGET_LINES)
 _CONFIRM = numbered(sql.CONFIRM)
 _UNDO = numbered(sql.UNDO)
 _IMPORT = numbered(sql.IMPORT)
+_WRITE_LINES = numbered(sql.WRITE_LINES)
 _LINE_COLUMNS = ["importacao_id", "tipo", "posicao", "dados"]
 
 
@@ -32,15 +33,11 @@ class PostgresImports(PostgresPool):
             self, connection: Connection, writes: Sequence[storage.Write], autoria: Autoria
         ) -> list[Produto]: ...
 
-        async def _reverted(
-            self, connection: Connection, lote: str, autoria: Autoria
-        ) -> list[Produto]: ...
+        async def _reverted(self, connection: Connection, lote: str, autoria: Autoria) -> int: ...
 
     async def stage_import(
         self, importacao: Importacao, conteudo: bytes, lines: Sequence[StagedLine]
     ) -> None:
-        rows = sql.line_rows(importacao.id, lines)
-
         async def stage(connection: Connection) -> None:
             for statement in _FORGET_EXPIRED:
                 await connection.execute(statement, importacao.criada_em)
@@ -48,7 +45,9 @@ class PostgresImports(PostgresPool):
                 raise storage.ImportClosed(await _closed(connection, importacao.id))
             await connection.execute(_FORGET_LINES, importacao.id)
             await connection.copy_records_to_table(
-                "importacao_linhas", records=rows, columns=_LINE_COLUMNS
+                "importacao_linhas",
+                records=sql.line_rows(importacao.id, lines),
+                columns=_LINE_COLUMNS,
             )
 
         await self._change(stage)
@@ -56,6 +55,10 @@ class PostgresImports(PostgresPool):
     async def importacao(self, id: str) -> Importacao | None:
         rows = await self._fetch(_IMPORT, id)
         return sql.importacao_of(rows[0]) if rows else None
+
+    async def removed_codes(self, keys: Collection[str]) -> dict[str, int]:
+        rows = await self._fetch(f"{sql.REMOVED_CODES} (SELECT unnest($1::text[]))", list(keys))
+        return {key: id for key, id in rows}
 
     async def importacoes(self, limit: int) -> list[Importacao]:
         return [sql.importacao_of(row) for row in await self._fetch(numbered(sql.IMPORTS), limit)]
@@ -73,21 +76,26 @@ class PostgresImports(PostgresPool):
     async def confirm_import(
         self,
         id: str,
-        writes: Sequence[storage.Write],
+        write_of: Callable[[str], storage.Write],
         autoria: Autoria,
         chave: str | None,
         now: float,
-    ) -> list[Produto]:
-        async def confirm(connection: Connection) -> list[Produto]:
+    ) -> int:
+        async def confirm(connection: Connection) -> int:
             if await connection.fetchval(_CONFIRM, now, autoria.quem, chave, id, now) is None:
                 raise storage.ImportClosed(await _closed(connection, id))
+            written, last = 0, -1
+            while lines := await connection.fetch(_WRITE_LINES, id, last):
+                last = lines[-1][0]
+                writes = [write_of(line[1]) for line in lines]
+                written += len(await self._applied(connection, writes, autoria))
             await connection.execute(_FORGET_LINES, id)
-            return await self._applied(connection, writes, autoria)
+            return written
 
         return await self._change(confirm)
 
-    async def undo_import(self, id: str, autoria: Autoria, now: float) -> list[Produto]:
-        async def undo(connection: Connection) -> list[Produto]:
+    async def undo_import(self, id: str, autoria: Autoria, now: float) -> int:
+        async def undo(connection: Connection) -> int:
             if await connection.fetchval(_UNDO, now, autoria.quem, id) is None:
                 raise storage.ImportClosed(await _closed(connection, id))
             return await self._reverted(connection, id, autoria)

@@ -2,7 +2,7 @@
 event's columns and values, the keyed lists (paging.KeyedList) of a product's events and of the
 trash, a user's and a token's columns, an import's."""
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -54,7 +54,13 @@ def numbered(sql: str) -> str:
     return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
 
 
-BATCH_EVENTS = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE lote = ? ORDER BY id"
+# A batch's last event of each product, after an event id, a stretch at a time (by its index
+# on lote, and the product's later versions by theirs).
+LAST_EVENTS = (
+    f"SELECT id, {EVENT_COLUMNS} FROM eventos e WHERE lote = ? AND id > ? AND NOT EXISTS "
+    "(SELECT 1 FROM eventos l WHERE l.produto_id = e.produto_id AND l.versao > e.versao "
+    "AND l.lote = e.lote) ORDER BY id LIMIT 1000"
+)
 CODIGO_HOLDER = "SELECT id, removido_em IS NOT NULL FROM produtos WHERE codigo_chave = ?"
 
 
@@ -117,6 +123,12 @@ IMPORT_LINES = (
     "SELECT dados FROM importacao_linhas WHERE importacao_id = ? AND tipo = ? "
     "ORDER BY posicao LIMIT ? OFFSET ?"
 )
+WRITE_LINES_READ = 1000  # what confirming reads of an import's lines at a time
+# An import's lines that write, after a position, in the file's order.
+WRITE_LINES = (
+    "SELECT posicao, dados FROM importacao_linhas WHERE importacao_id = ? "
+    f"AND posicao > ? AND tipo IN ('novo', 'alterado') ORDER BY posicao LIMIT {WRITE_LINES_READ}"
+)
 # A dry run kept, in place of an earlier one of the same import only while that is staged.
 STAGE = (
     "INSERT INTO importacoes (id, arquivo, codificacao, quem, token, criada_em, expira_em, "
@@ -144,6 +156,10 @@ UNDO = (
     "UPDATE importacoes SET estado = 'desfeita', desfeita_em = ?, desfeita_por = ? "
     "WHERE id = ? AND estado = 'aplicada' RETURNING id"
 )
+KEYS_READ = 500  # codes asked for in one statement (SQLite takes at most 32,766 parameters)
+REMOVED_CODES = (
+    "SELECT codigo_chave, id FROM produtos WHERE removido_em IS NOT NULL AND codigo_chave IN"
+)
 BATCH_PAGE = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE lote = ? ORDER BY id LIMIT ? OFFSET ?"
 
 
@@ -163,11 +179,6 @@ def staged_row(importacao: Importacao, conteudo: bytes) -> tuple[Any, ...]:
             conteudo)  # fmt: skip
 
 
-def line_rows(id: str, lines: Sequence[StagedLine]) -> list[tuple[str, str, int, str]]:
-    """STAGED_LINES' values: each kind's lines numbered from 0 in the file's order."""
-    counted: dict[str, int] = {}
-    rows: list[tuple[str, str, int, str]] = []
-    for tipo, dados in lines:
-        posicao = counted[tipo] = counted.get(tipo, -1) + 1
-        rows.append((id, tipo, posicao, orjson.dumps(dados).decode()))
-    return rows
+def line_rows(id: str, lines: Sequence[StagedLine]) -> Iterator[tuple[str, str, int, str]]:
+    """STAGED_LINES' values, numbered in the file's order."""
+    return ((id, tipo, posicao, dados) for posicao, (tipo, dados) in enumerate(lines))

@@ -10,7 +10,7 @@ writer's batch: one writer, so events get their ids in the order they commit.
 import asyncio
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -19,9 +19,9 @@ from catalogo.history import Autoria, Evento
 from catalogo.produtos import Produto, keeping_codigo, same_fields
 from catalogo.search import folded
 from catalogo.storage.sql import (
-    BATCH_EVENTS,
     CODIGO_HOLDER,
     EVENT_COLUMNS,
+    LAST_EVENTS,
     event_row,
     evento_of,
     left_as_it_was,
@@ -94,22 +94,46 @@ def _apply(
     ]
 
 
-def _revert(connection: sqlite3.Connection, lote: str, autoria: Autoria) -> list[Produto]:
-    rows = connection.execute(BATCH_EVENTS, (lote,)).fetchall()
-    if not rows:
+def _revert(connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
+    """Storage.revert, a stretch of the batch at a time (sql.last_events): every product
+    checked first, then every one undone, so that no batch is ever held whole."""
+    moved: list[int] = []
+    for events, current in _batch(connection, lote):
+        moved += [e.produto_id for e in events if not _as_left(e, current)]
+    if moved:
+        raise storage.BatchMoved(sorted(moved))
+    undone = 0
+    for events, current in _batch(connection, lote):
+        for evento in events:
+            _undo(connection, evento, current[evento.produto_id][0], autoria)
+        undone += len(events)
+    if not undone:
         raise storage.NotFound()
-    last = {e.produto_id: e for e in map(evento_of, rows)}
-    undoing: list[tuple[Evento, Produto]] = []
-    for id, evento in last.items():
+    return undone
+
+
+_Current = dict[int, tuple[Produto, bool]]
+
+
+def _batch(connection: sqlite3.Connection, lote: str) -> Iterator[tuple[list[Evento], _Current]]:
+    """The batch's last event of each product, a stretch at a time, with each product as it
+    is now (and whether it is removed)."""
+    after = 0
+    while rows := connection.execute(LAST_EVENTS, (lote, after)).fetchall():
+        events = [evento_of(row) for row in rows]
+        after = events[-1].id
+        ids = [e.produto_id for e in events]
         found = connection.execute(
-            f"SELECT {COLUMNS}, removido_em IS NOT NULL FROM produtos WHERE id = ?", (id,)
+            f"SELECT {COLUMNS}, removido_em IS NOT NULL FROM produtos "
+            f"WHERE id IN ({', '.join('?' * len(ids))})",
+            ids,
         ).fetchall()
-        if found and left_as_it_was(evento, current := produto_of(found[0][:-1]), found[0][-1]):
-            undoing.append((evento, current))
-    if len(undoing) < len(last):
-        seen = {evento.produto_id for evento, _ in undoing}
-        raise storage.BatchMoved(sorted(set(last) - seen))
-    return [_undo(connection, evento, now, autoria) for evento, now in undoing]
+        yield events, {row[0]: (produto_of(row[:-1]), bool(row[-1])) for row in found}
+
+
+def _as_left(evento: Evento, current: _Current) -> bool:
+    found = current.get(evento.produto_id)
+    return found is not None and left_as_it_was(evento, *found)
 
 
 def _undo(
@@ -291,7 +315,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
     async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
         return await self._writer.submit(lambda c: _apply(c, writes, autoria))  # one savepoint
 
-    async def revert(self, lote: str, autoria: Autoria) -> list[Produto]:
+    async def revert(self, lote: str, autoria: Autoria) -> int:
         return await self._writer.submit(lambda c: _revert(c, lote, autoria))
 
     def _applied(
@@ -300,9 +324,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         """`apply` in a savepoint of its caller's: confirming an import (sqlite_imports.py)."""
         return _apply(connection, writes, autoria)
 
-    def _reverted(
-        self, connection: sqlite3.Connection, lote: str, autoria: Autoria
-    ) -> list[Produto]:
+    def _reverted(self, connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
         return _revert(connection, lote, autoria)
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:

@@ -4,7 +4,7 @@ undoing change products, so each runs sqlite.py's own `apply` and `revert` in th
 savepoint as the import's change of state."""
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -32,28 +32,33 @@ class SQLiteImports:
             self, connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
         ) -> list[Produto]: ...
 
-        def _reverted(
-            self, connection: sqlite3.Connection, lote: str, autoria: Autoria
-        ) -> list[Produto]: ...
+        def _reverted(self, connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int: ...
 
     async def stage_import(
         self, importacao: Importacao, conteudo: bytes, lines: Sequence[StagedLine]
     ) -> None:
-        rows = sql.line_rows(importacao.id, lines)
-
         def run(connection: sqlite3.Connection) -> None:
             for statement in sql.FORGET_EXPIRED:
                 connection.execute(statement, (importacao.criada_em,))
             if not connection.execute(sql.STAGE, sql.staged_row(importacao, conteudo)).fetchall():
                 raise storage.ImportClosed(_closed(connection, importacao.id))
             connection.execute(sql.FORGET_LINES, (importacao.id,))
-            connection.executemany(sql.STAGED_LINES, rows)
+            connection.executemany(sql.STAGED_LINES, sql.line_rows(importacao.id, lines))
 
         await self._submit(run)
 
     async def importacao(self, id: str) -> Importacao | None:
         rows = self._read(sql.IMPORT, (id,))
         return sql.importacao_of(rows[0]) if rows else None
+
+    async def removed_codes(self, keys: Collection[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        ordered = sorted(keys)
+        for start in range(0, len(ordered), sql.KEYS_READ):
+            batch = tuple(ordered[start : start + sql.KEYS_READ])
+            marks = ", ".join("?" * len(batch))
+            found.update(self._read(f"{sql.REMOVED_CODES} ({marks})", batch))
+        return found
 
     async def importacoes(self, limit: int) -> list[Importacao]:
         return [sql.importacao_of(row) for row in self._read(sql.IMPORTS, (limit,))]
@@ -71,21 +76,25 @@ class SQLiteImports:
     async def confirm_import(
         self,
         id: str,
-        writes: Sequence[storage.Write],
+        write_of: Callable[[str], storage.Write],
         autoria: Autoria,
         chave: str | None,
         now: float,
-    ) -> list[Produto]:
-        def run(connection: sqlite3.Connection) -> list[Produto]:
+    ) -> int:
+        def run(connection: sqlite3.Connection) -> int:
             if not connection.execute(sql.CONFIRM, (now, autoria.quem, chave, id, now)).fetchall():
                 raise storage.ImportClosed(_closed(connection, id))
+            written, last = 0, -1
+            while lines := connection.execute(sql.WRITE_LINES, (id, last)).fetchall():
+                last = lines[-1][0]
+                written += len(self._applied(connection, [write_of(d) for _, d in lines], autoria))
             connection.execute(sql.FORGET_LINES, (id,))
-            return self._applied(connection, writes, autoria)
+            return written
 
         return await self._submit(run)  # in one savepoint: all or nothing
 
-    async def undo_import(self, id: str, autoria: Autoria, now: float) -> list[Produto]:
-        def run(connection: sqlite3.Connection) -> list[Produto]:
+    async def undo_import(self, id: str, autoria: Autoria, now: float) -> int:
+        def run(connection: sqlite3.Connection) -> int:
             if not connection.execute(sql.UNDO, (now, autoria.quem, id)).fetchall():
                 raise storage.ImportClosed(_closed(connection, id))
             return self._reverted(connection, id, autoria)

@@ -9,9 +9,9 @@ Create Date: 2026-11-25
 confirmed, `aplicada`, `desfeita`; a `preparada` one past `expira_em` is expired), the report's
 counts (`resumo`, JSON), the file itself while it may still be confirmed (`conteudo`, to make a
 fresh report when the catalog moved on) and the Idempotency-Key its confirmation came with.
-`importacao_linhas` holds the report's rows, by kind (`novo`, `alterado`, `erro`) in the file's
-order, each as JSON: what a page shows and, for a write, what confirming writes. Its id is the
-`lote` of the events the import writes.
+`importacao_linhas` holds the report's lines in the file's order (`posicao`), each of a kind
+(`novo`, `alterado`, `erro`) and as JSON: what a page shows and, for a write, what confirming
+writes, read in that order. Its id is the `lote` of the events the import writes.
 """
 
 import sqlalchemy as sa
@@ -54,11 +54,14 @@ def upgrade() -> None:
             sa.ForeignKey("importacoes.id", ondelete="CASCADE"),
             nullable=False,
         ),
-        sa.Column("tipo", sa.Text, nullable=False),
         sa.Column("posicao", sa.Integer, nullable=False),
+        sa.Column("tipo", sa.Text, nullable=False),
         sa.Column("dados", sa.Text, nullable=False),
-        sa.PrimaryKeyConstraint("importacao_id", "tipo", "posicao"),
+        sa.PrimaryKeyConstraint("importacao_id", "posicao"),
         sa.CheckConstraint("tipo IN ('novo', 'alterado', 'erro')", name="tipo_conhecido"),
+    )
+    op.create_index(
+        "importacao_linhas_tipo", "importacao_linhas", ["importacao_id", "tipo", "posicao"]
     )
 
 
