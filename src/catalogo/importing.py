@@ -9,9 +9,10 @@ change (docs/importing.md).
   named and ignored; a column twice is refused.
 - **Cells**: an empty cell leaves the stored value as it is (an update never wipes a field by
   accident); `CLEAR` empties `descricao` or `codigo` on purpose. A leading `'` before `=`, `+`,
-  `-` or `@` is the export's neutralisation and is removed. `id` and `versao` are numbers as
-  the list's cursors are; the other fields go through the form's own rules later, so a row
-  gets the form's own messages.
+  `-` or `@` is the export's neutralisation and is removed; a cell that starts with `=`
+  without it is a formula a CSV kept unevaluated, refused (an xlsx gives its saved value).
+  `id` and `versao` are numbers as the list's cursors are; the other fields go through the
+  form's own rules later, so a row gets the form's own messages.
 """
 
 import csv
@@ -108,10 +109,20 @@ def _decoded(data: bytes, codificacao: Codificacao) -> str:
 def _csv(text: str) -> Iterator[list[str]]:
     first = text.split("\n", 1)[0]
     delimiter = max(";,\t", key=first.count)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
-        yield from csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+        yield from reader
     except csv.Error as error:
-        raise ImportRefused(f"O CSV está malformado: {error}.") from None
+        if "field larger than field limit" in str(error):
+            raise ImportRefused(
+                f"Uma célula da linha {reader.line_num} passa de "
+                f"{csv.field_size_limit():,} caracteres: nenhum campo de produto é tão longo. "
+                "Confira se este é o arquivo certo.".replace(",", ".")
+            ) from None
+        raise ImportRefused(
+            f"O CSV está malformado na linha {reader.line_num} ({error}): abra-o numa "
+            "planilha e salve de novo como CSV."
+        ) from None
 
 
 def _sheet(data: bytes) -> Iterator[list[str]]:
@@ -213,6 +224,13 @@ def _row(header: Header, number: int, cells: list[str]) -> Row:
             if name in ("nome", "preco"):
                 errors[name] = f"{CLEAR} só vale para descrição e código: este é obrigatório."
             fields[name] = None
+            continue
+        if text.lstrip().startswith("="):
+            errors[name] = (
+                f"«{text.strip():.40}» é uma fórmula, não um valor: salve a planilha com os "
+                "valores calculados (no Excel, o xlsx já os guarda), ou comece a célula com ' "
+                "para importar o texto como está."
+            )
             continue
         fields[name] = text[1:] if text.startswith(_UNQUOTED) else text
     return Row(number, numbers["id"], numbers["versao"], fields, errors)
