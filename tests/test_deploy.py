@@ -180,6 +180,33 @@ def test_what_one_instance_writes_every_other_reads_at_once(stack: Stack) -> Non
         assert (seen.json()["nome"], seen.headers["etag"]) == ("Caneca azul", '"2-json"')
 
 
+def test_an_import_staged_on_one_instance_is_shown_confirmed_and_undone_on_the_others(
+    stack: Stack,
+) -> None:
+    first, second, third = stack.instances
+    made = fetch("POST", f"{first}/produtos", json={"nome": "Caneca", "preco": "10"}, headers=JSON)
+    caneca = made.json()["id"]
+    planilha = f"id;nome;preco\r\n{caneca};;12,00\r\n;Pão;3,00\r\n".encode()
+    staged = fetch(
+        "POST",
+        f"{first}/produtos/importacoes",
+        files={"arquivo": ("lote.csv", planilha)},
+        headers=JSON,
+    )
+    assert staged.status_code == 201, staged.text
+    path = staged.headers["location"]
+    shown = fetch("GET", f"{second}{path}", headers=JSON).json()
+    assert shown["resumo"]["novos"] == 1 and shown["resumo"]["alterados"] == 1
+    confirmed = fetch("POST", f"{third}{path}/confirmacao", headers=JSON)
+    assert confirmed.status_code == 200 and confirmed.json()["estado"] == "aplicada"
+    again = fetch("POST", f"{stack.balancer}{path}/confirmacao", headers=JSON)
+    assert again.status_code == 200  # applied once, whichever instance is asked again
+    assert fetch("GET", f"{first}/produtos/{caneca}", headers=JSON).json()["preco"] == "12.00"
+    undone = fetch("POST", f"{second}{path}/reversao", headers=JSON)
+    assert undone.status_code == 200 and undone.json()["estado"] == "desfeita"
+    assert fetch("GET", f"{third}/produtos/{caneca}", headers=JSON).json()["preco"] == "10.00"
+
+
 def test_the_balancers_request_id_is_in_its_log_the_instances_log_and_the_answer(
     stack: Stack,
 ) -> None:

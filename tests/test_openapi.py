@@ -32,6 +32,7 @@ from starlette.testclient import TestClient
 from catalogo import accounts, migrations, openapi, search
 from catalogo.accounts import Papel
 from catalogo.app import create_app
+from catalogo.exports import XLSX
 from catalogo.identity import Mode
 from catalogo.resources.ops import InicioResource
 from catalogo.resources.produtos import ProdutoResource
@@ -54,6 +55,11 @@ _URLS = {
     .geturl(),
 }
 _DATABASES: dict[str, Database] = {}
+# An import may be sent as an xlsx body: what schemathesis sends for it, a zip's first bytes
+# and anything after them (the server must refuse what is no workbook, with a 422).
+schemathesis.openapi.media_type(
+    XLSX, hypothesis.strategies.binary(max_size=200).map(lambda tail: b"PK\x03\x04" + tail)
+)
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +255,14 @@ def test_the_docs_page_ships_everything_it_loads_under_the_sites_own_policy(
 def test_the_docs_page_groups_the_operations_and_shows_real_examples(client: TestClient) -> None:
     page = client.get("/docs").text
     headings = re.findall(r'<h2 id="[^"]+">(.*?)</h2>', page)
-    assert headings == ["Experimentar daqui", "Produtos", "Páginas", "Histórico", "Operação"]
+    assert headings == [
+        "Experimentar daqui",
+        "Produtos",
+        "Páginas",
+        "Histórico",
+        "Importações",
+        "Operação",
+    ]
     produtos = page.split('<h2 id="produtos">')[1].split('<h2 id="p')[0]
     assert "OPTIONS" not in produtos and "/healthz" not in produtos
     assert "&#34;nome&#34;: &#34;Caneca de cerâmica azul 300 ml&#34;" in produtos
@@ -272,6 +285,10 @@ def test_the_docs_page_offers_to_try_every_json_operation_and_no_page_for_people
         ("GET", "/produtos/{id}/historico"),
         ("GET", "/produtos/removidos"),
         ("GET", "/produtos/eventos"),
+        ("GET", "/produtos/importacoes"),
+        ("GET", "/produtos/importacoes/{id}"),
+        ("POST", "/produtos/importacoes/{id}/confirmacao"),
+        ("POST", "/produtos/importacoes/{id}/reversao"),
         ("GET", "/healthz"),
         ("GET", "/readyz"),
     ]
@@ -437,6 +454,9 @@ def _described_as_served(client: TestClient, mode: str, headers: dict[str, str])
     return document
 
 
+_AN_IMPORT = "0" * 32  # an import's id, of none there is: refused or let through, then 404
+
+
 def _check_every_operation(
     client: TestClient, db: Database, document: dict[str, Any], staff: _Staff | None
 ) -> None:
@@ -448,7 +468,8 @@ def _check_every_operation(
     db.insert("Caneta", 250)
     (id,) = db.execute("SELECT max(id) FROM produtos").fetchone()
     for method, path, operation in _operations(document):
-        url, security, listed = path.format(id=id), operation["security"], operation["responses"]
+        named = _AN_IMPORT if path.startswith("/produtos/importacoes/") else id
+        url, security, listed = path.format(id=named), operation["security"], operation["responses"]
         where = f"{method} {path}"
         needed = bool(security) and {} not in security
         for headers in (JSON, _HTML):
@@ -525,7 +546,8 @@ def test_every_route_allows_in_its_405_what_options_and_the_description_list(
             if not isinstance(route, Route):
                 assert isinstance(route, Mount) and route.path in left_out  # /static: files
                 continue
-            url = route.path_format.format(id=1, nome="maria")
+            named = _AN_IMPORT if route.path_format.startswith("/produtos/importacoes/") else 1
+            url = route.path_format.format(id=named, nome="maria")
             refused, answered = client.patch(url), client.options(url)
             assert (refused.status_code, answered.status_code) == (405, 204), url
             allow = answered.headers["allow"]

@@ -183,7 +183,8 @@ async def _unauthenticated(
     (`resume`)."""
     if invalid or prefers_json(request):
         raise errors.unauthenticated(invalid)
-    if request.method in ("GET", "HEAD") or request.url.path == IMPORT_PATH:
+    uploading = request.method == "POST" and request.url.path == IMPORT_PATH
+    if request.method in ("GET", "HEAD") or uploading:
         # An import's file cannot be kept in a page: the browser comes back to choose it again.
         query = {"proximo": here(request), **({"motivo": "sessao"} if ended else {})}
         location = f"/entrar?{urllib.parse.urlencode(query)}"

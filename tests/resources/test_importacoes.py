@@ -10,6 +10,8 @@ from typing import Any
 
 import openpyxl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from catalogo import importing
@@ -211,8 +213,8 @@ def test_a_program_may_send_the_file_as_the_body(client: TestClient) -> None:
 def test_a_file_over_the_routes_own_limit_is_413_and_other_routes_keep_theirs(
     database: str,
 ) -> None:
-    settings = Settings(database_url=database, allowed_hosts=("testserver",), access_log=False)
-    small = Settings(**{**settings.__dict__, "import_max_bytes": 4096})
+    base = Settings(database_url=database, allowed_hosts=("testserver",), access_log=False)
+    small = Settings(**{**base.__dict__, "import_max_bytes": 4096})
     with TestClient(create_app(small)) as client:
         big = b"nome;preco\r\n" + b"Caneca;1,00\r\n" * 400
         refused = sent(client, big)
@@ -382,3 +384,49 @@ class TestWhoMayImport:
         )
         assert by_token.status_code == 201 and by_token.json()["quem"] == "maria"
         assert by_token.json()["token"] == "testes"  # noqa: S105 - the token's label
+
+
+CELLS = st.one_of(
+    st.text(max_size=20),
+    st.sampled_from(["", "1", "-1", "1.234", "12,50", "(vazio)", "'=1", "=1+1", "\x00", "9" * 30]),
+    st.just("x" * 140_000),  # past the csv module's field limit
+)
+TITLES = st.lists(
+    st.sampled_from(["id", "versao", "codigo", "nome", "Preço", "descricao", "cor", ""]),
+    max_size=7,
+)
+FILES = st.one_of(
+    st.binary(max_size=3000),
+    st.binary(max_size=3000).map(lambda tail: b"PK\x03\x04" + tail),
+    st.tuples(
+        TITLES, st.lists(st.lists(CELLS, max_size=8), max_size=6), st.sampled_from(";,\t")
+    ).map(lambda shape: _written(*shape)),
+    st.just(";".join(f"c{n}" for n in range(10_000)).encode()),
+    st.just(b"nome;preco\r\n" + b";".join([b"A"] * 10_000) + b"\r\n"),
+)
+
+
+def _written(titles: list[str], rows: list[list[str]], delimiter: str) -> bytes:
+    text = io.StringIO()
+    csv.writer(text, delimiter=delimiter).writerows([titles, *rows])
+    return text.getvalue().encode("utf-8", errors="surrogatepass")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=FILES, codificacao=st.sampled_from(["utf-8", "windows-1252"]))
+def test_no_file_gives_a_server_error_or_a_partial_write(
+    client: TestClient, db: Database, data: bytes, codificacao: str
+) -> None:
+    before = count_products(db)
+    staged = sent(client, data, codificacao=codificacao)
+    assert staged.status_code in (201, 413, 422), staged.text
+    if staged.status_code != 201:
+        assert count_products(db) == before
+        return
+    report = staged.json()
+    confirmed = client.post(f"{IMPORTS}/{report['id']}/confirmacao", headers=JSON)
+    assert confirmed.status_code in (200, 409, 422), confirmed.text
+    novos = report["resumo"]["novos"] if confirmed.status_code == 200 else 0
+    assert count_products(db) == before + novos

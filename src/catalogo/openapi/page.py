@@ -117,7 +117,16 @@ def _operation(
         responses=[(s, _text(r["description"])) for s, r in sorted(operation["responses"].items())],
         access=_access(operation.get("security", [])),
         sends_json="schema" in body,
-        tryable=set(success.get("content", {})) != {"text/html"},
+        tryable=_tryable(operation, set(success.get("content", {}))),
+    )
+
+
+def _tryable(operation: dict[str, Any], answers: set[str]) -> bool:
+    """Whether /docs can try it: its answer is JSON (or empty), and a body it needs can be
+    JSON (the page sends no files)."""
+    body = operation.get("requestBody", {})
+    return (not answers or "application/json" in answers) and (
+        not body.get("required") or "application/json" in body["content"]
     )
 
 
