@@ -297,7 +297,7 @@ class TestKeyboardAlone:
         assert focused(page) == "a:Pular para o conteúdo"
         look(page, "skip-link")
         page.keyboard.press("Enter")
-        tab_until(page, "a:Novo produto", most=2)
+        tab_until(page, "a:Novo produto", most=3)
         page.keyboard.press("Enter")
         page.wait_for_url("**/produtos/novo")
         # autofocus is applied as the page is first drawn, which a busy machine may do after
@@ -315,7 +315,7 @@ class TestKeyboardAlone:
         page.keyboard.press("Tab")
         page.keyboard.press("Enter")  # Pular para o conteúdo
         # past the search form, the pager above the list and the sorting headers
-        tab_until(page, f"a:{nome}", most=16)
+        tab_until(page, f"a:{nome}", most=17)
         page.keyboard.press("Enter")
         page.wait_for_url(re.compile(r"/produtos/\d+$"))
         tab_until(page, "input#produto-preco", most=8)
