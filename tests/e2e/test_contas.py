@@ -240,3 +240,31 @@ def test_a_visitor_sent_to_sign_in_is_told_why(page: Page, staffed: str, look: L
     expect(page.get_by_role("link", name="Removidos")).to_have_count(0)
     page.get_by_role("link", name="Entre", exact=True).click()
     expect(page).to_have_url(f"{staffed}/entrar?proximo=/produtos")
+
+
+def test_an_import_asks_for_a_sign_in_and_its_pages_are_the_editors_only(
+    page: Page, staffed: str, look: Look, tmp_path: Path
+) -> None:
+    page.goto(f"{staffed}/produtos")
+    expect(page.get_by_role("link", name="Importar")).to_have_count(0)
+    page.goto(f"{staffed}/produtos/importacoes")
+    expect(page).to_have_url(f"{staffed}/entrar?proximo=%2Fprodutos%2Fimportacoes")
+    expect(page.get_by_text("Entre para importar produtos.")).to_be_visible()
+    look(page, "import-sent-to-sign-in")
+    sign_in(page, "maria")
+    expect(page.get_by_role("heading", name="Importar produtos")).to_be_visible()
+    nome = unique("Agenda importada")
+    planilha = tmp_path / "agenda.csv"
+    planilha.write_text(f"nome;preco\r\n{nome};19,90\r\n", encoding="utf-8")
+    page.get_by_label("Planilha").set_input_files(planilha)
+    page.get_by_role("button", name="Enviar e conferir").click()
+    expect(page.get_by_text("Enviada em")).to_contain_text("por maria")
+    page.get_by_role("button", name="Confirmar importação").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Importação aplicada: 1 produto novo e 0 alterados."
+    )
+    look(page, "import-signed-in")
+    page.get_by_role("button", name="Sair").click()
+    page.goto(f"{staffed}/entrar?proximo=%2Fprodutos%2Fimportacoes")
+    sign_in(page, "ana")
+    expect(page.get_by_role("heading", name="Acesso negado")).to_be_visible()

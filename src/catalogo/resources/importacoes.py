@@ -4,6 +4,7 @@
 speaks HTML to browsers and JSON to programs; each needs an editor (`Need.WRITE`), so a
 catalog without users imports anonymously, as it edits."""
 
+import functools
 import os
 import time
 from typing import Any
@@ -104,6 +105,8 @@ class ModeloResource(Resource):
     """/produtos/importacoes/modelo: an empty sheet with the columns an import reads, as the
     export writes them (`formato` csv, the default, or xlsx)."""
 
+    needs = _EDITOR
+
     async def get(self, request: Request) -> Response:
         formato = request.query_params.get("formato", "csv")
         disposition = 'attachment; filename="catalogo-modelo.{}"'
@@ -113,15 +116,19 @@ class ModeloResource(Resource):
             return Response(body, headers=headers, media_type=f"{CSV}; charset=utf-8")
         if formato != "xlsx":
             raise HTTPException(400, f"formato deve ser csv ou xlsx (recebido «{formato:.50}»).")
-        book = Workbook()
-        path = book.close()
-        try:
-            with open(path, "rb") as made:
-                body = made.read()
-        finally:
-            os.unlink(path)
         headers = {"Content-Disposition": disposition.format("xlsx"), **NO_STORE}
-        return Response(body, headers=headers, media_type=MEDIA_TYPES["xlsx"])
+        return Response(_empty_workbook(), headers=headers, media_type=MEDIA_TYPES["xlsx"])
+
+
+@functools.cache
+def _empty_workbook() -> bytes:
+    """The export's xlsx with no product, made once per process."""
+    path = Workbook().close()
+    try:
+        with open(path, "rb") as made:
+            return made.read()
+    finally:
+        os.unlink(path)
 
 
 class ImportacaoResource(Resource):
