@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ async def measure(database: Path, requests: int) -> None:
 
         status: list[int] = []
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 status.append(message["status"])
 
