@@ -260,6 +260,7 @@ def test_the_docs_page_groups_the_operations_and_shows_real_examples(client: Tes
         "Produtos",
         "Páginas",
         "Histórico",
+        "Lotes",
         "Importações",
         "Operação",
     ]
@@ -285,6 +286,9 @@ def test_the_docs_page_offers_to_try_every_json_operation_and_no_page_for_people
         ("GET", "/produtos/{id}/historico"),
         ("GET", "/produtos/removidos"),
         ("GET", "/produtos/eventos"),
+        ("POST", "/produtos/lote"),
+        ("GET", "/produtos/lote/{id}"),
+        ("POST", "/produtos/lote/{id}/reversao"),
         ("GET", "/produtos/importacoes"),
         ("GET", "/produtos/importacoes/{id}"),
         ("POST", "/produtos/importacoes/{id}/confirmacao"),
@@ -468,7 +472,7 @@ def _check_every_operation(
     db.insert("Caneta", 250)
     (id,) = db.execute("SELECT max(id) FROM produtos").fetchone()
     for method, path, operation in _operations(document):
-        named = _AN_IMPORT if path.startswith("/produtos/importacoes/") else id
+        named = _AN_IMPORT if path.startswith(("/produtos/importacoes/", "/produtos/lote/")) else id
         url, security, listed = path.format(id=named), operation["security"], operation["responses"]
         where = f"{method} {path}"
         needed = bool(security) and {} not in security
@@ -546,7 +550,8 @@ def test_every_route_allows_in_its_405_what_options_and_the_description_list(
             if not isinstance(route, Route):
                 assert isinstance(route, Mount) and route.path in left_out  # /static: files
                 continue
-            named = _AN_IMPORT if route.path_format.startswith("/produtos/importacoes/") else 1
+            nested = ("/produtos/importacoes/", "/produtos/lote/")
+            named = _AN_IMPORT if route.path_format.startswith(nested) else 1
             url = route.path_format.format(id=named, nome="maria")
             refused, answered = client.patch(url), client.options(url)
             assert (refused.status_code, answered.status_code) == (405, 204), url

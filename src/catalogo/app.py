@@ -49,6 +49,7 @@ from catalogo.resources.importacoes import (
     ModeloResource,
     ReversaoResource,
 )
+from catalogo.resources.lotes import LoteItemResource, LoteResource, LoteReversaoResource
 from catalogo.resources.ops import (
     DocsResource,
     HealthResource,
@@ -79,7 +80,8 @@ class ProdutoId(Convertor[int]):
 
 
 class ImportId(Convertor[str]):
-    """An import's id: 32 lowercase hex digits (imports.py makes them), nothing else."""
+    """An import's or a batch's id: 32 lowercase hex digits (imports.py and batches.py make
+    them), nothing else."""
 
     regex = "[0-9a-f]{32}"
 
@@ -138,6 +140,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/produtos/novo", NovoProdutoResource),
         Route("/produtos/removidos", RemovidosResource),
         Route("/produtos/eventos", EventosResource),
+        Route("/produtos/lote", LoteResource),
+        Route("/produtos/lote/{id:importacao}", LoteItemResource),
+        Route("/produtos/lote/{id:importacao}/reversao", LoteReversaoResource),
         Route("/produtos/importacoes", ImportacoesResource),
         Route("/produtos/importacoes/modelo", ModeloResource),
         Route("/produtos/importacoes/{id:importacao}", ImportacaoResource),

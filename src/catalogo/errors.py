@@ -100,6 +100,7 @@ REPEATED_FIELD = "O campo «{}» veio mais de uma vez, com valores diferentes."
 MALFORMED_FORM = "Formulário malformado: {}."
 FILE_REFUSED = "Este formulário não aceita arquivos (campo «{}»)."
 ONE_FILE = "Envie um arquivo só no campo «{}»."
+BAD_PAGE = "pagina deve ser um número de 1 em diante (recebido «{}»)."
 MALFORMED_JSON = "JSON malformado: {}."
 LONE_SURROGATE = "O JSON traz \\u{:04x} sem par: não é um caractere; envie o texto em UTF-8."
 NOT_A_JSON_OBJECT = 'O corpo deve ser um objeto JSON: {{"nome": …}}.'
@@ -354,13 +355,39 @@ IMPORT_MOVED = (
 )
 
 
-def batch_moved(ids: list[int]) -> str:
-    """Why undoing a batch undid nothing."""
+def moved_since(ids: list[int], what: str = "da importação") -> str:
+    """Why undoing an import (or a batch: `what` "do lote") undid nothing."""
     one = len(ids) == 1
     return (
-        f"Nada foi desfeito: {'o produto' if one else 'os produtos'} {', '.join(map(str, ids))} "
-        f"{'mudou' if one else 'mudaram'} depois da importação, e desfazê-la apagaria essas "
-        "mudanças. Confira-os no histórico de cada um."
+        f"Nada foi desfeito: {'o produto' if one else 'os produtos'} "
+        f"{', '.join(map(str, ids[:50]))}{' e outros' if len(ids) > 50 else ''} "
+        f"{'mudou' if one else 'mudaram'} depois {what}, e desfazer apagaria essas mudanças. "
+        "Confira-os no histórico de cada um."
+    )
+
+
+def batch_refused(detail: str) -> HTTPException:
+    return TitledError(422, detail, "Lote recusado")
+
+
+def batch_not_found() -> HTTPException:
+    return TitledError(404, "Não há lote com este número.", "Lote não encontrado")
+
+
+def batch_undone() -> HTTPException:
+    return HTTPException(409, "Este lote já foi desfeito.")
+
+
+def batch_conflict(detail: str) -> HTTPException:
+    return HTTPException(409, detail)
+
+
+def batch_moved(ids: list[int]) -> str:
+    """Why a batch's confirmation wrote nothing."""
+    named = f" ({', '.join(map(str, ids[:20]))})" if ids else ""
+    return (
+        f"Produtos do lote mudaram ou foram removidos desde a confirmação{named}, e nada foi "
+        "gravado. Esta é a confirmação refeita agora: confira e confirme de novo."
     )
 
 

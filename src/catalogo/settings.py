@@ -30,6 +30,7 @@ class Settings:
     page_size: int = 50
     max_body_bytes: int = 1024 * 1024
     import_max_bytes: int = 20 * 1024 * 1024  # a file sent to /produtos/importacoes
+    batch_max: int = 10_000  # products one batch (/produtos/lote) may change
     database_pool_size: int = 10
     lock_timeout_ms: int = 5000
     query_timeout_ms: int = 5000  # a list query running longer is stopped: 422, narrow it
@@ -59,6 +60,8 @@ class Settings:
             raise SettingsError("CATALOGO_PAGE_SIZE deve estar entre 1 e 500")
         if self.max_body_bytes < 1024:
             raise SettingsError("CATALOGO_MAX_BODY_BYTES deve ser pelo menos 1024")
+        if not 1 <= self.batch_max <= 100_000:
+            raise SettingsError("CATALOGO_LOTE_MAXIMO deve estar entre 1 e 100000")
         if not 1024 <= self.import_max_bytes <= 1024**3:
             raise SettingsError("CATALOGO_IMPORT_MAX_BYTES deve estar entre 1024 e 1073741824")
         if not 1 <= self.database_pool_size <= 100:
@@ -115,6 +118,7 @@ class Settings:
             database_url=environ.get("CATALOGO_DATABASE_URL", cls.database_url),
             page_size=_whole_number(environ, "CATALOGO_PAGE_SIZE", cls.page_size),
             max_body_bytes=_whole_number(environ, "CATALOGO_MAX_BODY_BYTES", cls.max_body_bytes),
+            batch_max=_whole_number(environ, "CATALOGO_LOTE_MAXIMO", cls.batch_max),
             import_max_bytes=_whole_number(
                 environ, "CATALOGO_IMPORT_MAX_BYTES", cls.import_max_bytes
             ),

@@ -11,7 +11,15 @@ def test_the_docs_page_is_reached_from_every_page_and_reads_well(page: Page, loo
     expect(page).to_have_title("Documentação da API · Catálogo")
     headings = page.get_by_role("heading", level=2)
     expect(headings).to_have_text(
-        ["Experimentar daqui", "Produtos", "Páginas", "Histórico", "Importações", "Operação"]
+        [
+            "Experimentar daqui",
+            "Produtos",
+            "Páginas",
+            "Histórico",
+            "Lotes",
+            "Importações",
+            "Operação",
+        ]
     )
     expect(page.locator("#criarProduto").locator("xpath=..")).to_contain_text(
         '"nome": "Caneca de cerâmica azul 300 ml"'
@@ -29,7 +37,7 @@ def test_an_index_link_opens_its_folded_operation(page: Page, look: Look) -> Non
     """Each operation shows its heading and summary, its details folded: the index's link
     opens the one it names, at that heading, and an address with its #fragment does too."""
     page.goto("/docs")
-    expect(page.locator("details.detalhes")).to_have_count(18)
+    expect(page.locator("details.detalhes")).to_have_count(21)
     expect(page.locator("details.detalhes[open]")).to_have_count(0)
     operation = page.locator("section.operacao").filter(
         has=page.get_by_role("heading", name="PUT /produtos/{id}")

@@ -314,8 +314,9 @@ class TestKeyboardAlone:
 
         page.keyboard.press("Tab")
         page.keyboard.press("Enter")  # Pular para o conteúdo
-        # past the search form, the pager above the list and the sorting headers
-        tab_until(page, f"a:{nome}", most=17)
+        # past the search form, the pager above the list, the batch form and the sorting
+        # headers, and the row's checkbox
+        tab_until(page, f"a:{nome}", most=24)
         page.keyboard.press("Enter")
         page.wait_for_url(re.compile(r"/produtos/\d+$"))
         tab_until(page, "input#produto-preco", most=8)

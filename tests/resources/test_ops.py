@@ -123,7 +123,7 @@ class TestTheDocsPage:
         page = client.get("/docs").text
         index = page.split('<nav class="docs-indice"')[1].split("</nav>")[0]
         operations = re.findall(r'<a href="#([^"]+)"><span class="metodo">', index)
-        assert len(operations) == 18
+        assert len(operations) == 21
         for anchor in operations:
             section = page.split(f'<h3 id="{anchor}">')[1].split('<section class="operacao"')[0]
             summary = re.search(r'<p class="resumo">.+?</p>\s*<details class="detalhes">', section)

@@ -304,6 +304,7 @@ TAGS = [
         "name": "Histórico",
         "description": "Quem mudou o quê: o histórico de cada produto, os removidos e os eventos.",
     },
+    {"name": "Lotes", "description": "Muitos produtos de uma vez: reajuste, preço, remoção."},
     {
         "name": "Importações",
         "description": "Planilhas para o catálogo: prévia, confirmação e desfazer.",

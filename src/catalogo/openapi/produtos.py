@@ -4,7 +4,7 @@ restore), and the document they and history.py's are assembled into."""
 from typing import Any
 
 from catalogo.exports import XLSX
-from catalogo.openapi import history, importacoes, parts
+from catalogo.openapi import history, importacoes, lotes, parts
 
 
 def document() -> dict[str, Any]:
@@ -210,6 +210,7 @@ def document() -> dict[str, Any]:
             },
             **history.paths(),
             **importacoes.paths(),
+            **lotes.paths(),
             "/produtos/{id}": {
                 "parameters": [parts.ID_PARAM],
                 "get": {
@@ -327,6 +328,11 @@ def document() -> dict[str, Any]:
             },
         },
         "components": {
-            "schemas": {**parts.schemas(), **history.schemas(), **importacoes.schemas()}
+            "schemas": {
+                **parts.schemas(),
+                **history.schemas(),
+                **importacoes.schemas(),
+                **lotes.schemas(),
+            }
         },
     }

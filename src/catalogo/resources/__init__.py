@@ -126,6 +126,14 @@ def negotiate(request: Request, offered: Sequence[str] = (HTML, JSON)) -> str:
     return media
 
 
+def page_number(request: Request) -> int:
+    """`pagina`, a page of a report or a batch counted from 1 (400 for anything else)."""
+    text = request.query_params.get("pagina", "1")
+    if not (text.isascii() and text.isdigit() and 1 <= len(text) <= 6 and int(text) >= 1):
+        raise errors.bad_request(errors.BAD_PAGE, text[:20])
+    return int(text)
+
+
 def conflict(request: Request, detail: str, current: Produto) -> Response:
     """409 for a program: what went wrong, and the product as it is now (`current`)."""
     return error_responses.problem(

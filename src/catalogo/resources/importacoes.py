@@ -27,6 +27,7 @@ from catalogo.resources import (
     json_response,
     link_header,
     negotiate,
+    page_number,
     shared_of,
 )
 from catalogo.resources.importacao_pages import (
@@ -140,20 +141,11 @@ class ImportacaoResource(Resource):
         media = negotiate(request)
         storage = shared_of(request).storage
         importacao = await _found(storage, request)
-        page = await imports.report_page(storage, importacao, _pagina(request))
+        page = await imports.report_page(storage, importacao, page_number(request))
         if media == JSON:
             body = representation(importacao, time.time(), page)
             return json_response(body, headers={**NO_STORE, **_pages(body)})
         return await import_page(request, storage, importacao, page)
-
-
-def _pagina(request: Request) -> int:
-    text = request.query_params.get("pagina", "1")
-    if not (text.isascii() and text.isdigit() and 1 <= len(text) <= 6 and int(text) >= 1):
-        raise errors.bad_request(
-            "pagina deve ser um número de 1 em diante (recebido «{}»).", text[:20]
-        )
-    return int(text)
 
 
 def _pages(body: dict[str, Any]) -> dict[str, str]:
@@ -244,7 +236,7 @@ class ReversaoResource(Resource):
         except ImportClosed as closed:
             raise _closed(closed.importacao, undoing=True) from None
         except BatchMoved as moved:
-            said = errors.batch_moved(moved.ids)
+            said = errors.moved_since(moved.ids)
             if media == JSON:
                 return _problem(request, 409, said, produtos=moved.ids)
             page = await imports.report_page(storage, importacao, 1)

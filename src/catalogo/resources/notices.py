@@ -17,7 +17,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import templating
+from catalogo import lotes, templating
 from catalogo.listing import Listing
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, parse_id
 from catalogo.resources import VARY, shared_of, write_cookie
@@ -86,6 +86,7 @@ class Notice:
     texto: str
     desfazer: int | None
     importacao: str | None = None
+    lote: str | None = None
 
 
 def product_notice(request: Request) -> Notice | None:
@@ -93,6 +94,8 @@ def product_notice(request: Request) -> Notice | None:
     kind, _, rest = left(request).partition(":")
     if kind == "importacao":
         return _import_notice(rest)
+    if kind in ("lote", "lote-desfeito"):
+        return _batch_notice(kind, rest)
     fields: list[str] = []
     authors: list[str] = []
     if kind == "mesclado":
@@ -131,6 +134,29 @@ def _import_notice(rest: str) -> Notice | None:
         f"{a} {'alterado' if a == 1 else 'alterados'}",
     ]
     return Notice(f"Importação aplicada: {' e '.join(said)}.", None, id)
+
+
+def after_batch(request: Request, listing: Listing, id: str, acao: str, count: int) -> Response:
+    """The browser's answer to a confirmed batch: the list it came from, with the undo."""
+    return redirect(request, listing.url, f"lote:{id}:{acao}:{count}", VARY)
+
+
+def after_batch_undone(request: Request, listing: Listing, count: int) -> Response:
+    return redirect(request, listing.url, f"lote-desfeito:{count}", VARY)
+
+
+def _batch_notice(kind: str, rest: str) -> Notice | None:
+    if kind == "lote-desfeito":
+        if not rest.isdigit():
+            return None
+        n = int(rest)
+        voltou = "produto voltou ao que era" if n == 1 else "produtos voltaram ao que eram"
+        return Notice(f"Lote desfeito: {n} {voltou}.", None)
+    id, _, rest = rest.partition(":")
+    acao, _, count = rest.partition(":")
+    if not (_IMPORT_ID.fullmatch(id) and acao in lotes.ACOES and count.isdigit()):
+        return None
+    return Notice(lotes.Pedido(acao).done(int(count)), None, lote=id)  # type: ignore[arg-type]
 
 
 def after_undo(request: Request, path: str, undone: int) -> Response:

@@ -11,7 +11,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import history, templating
+from catalogo import history, lotes, templating
 from catalogo.identity import Visitor, visitor
 from catalogo.listing import LIST_PATH, Listing, ListingError
 from catalogo.precos import format_preco, preco_for_input
@@ -147,6 +147,9 @@ def list_page(
         pagina=page,
         linhas=_rows(page, retorno, lista, who is None or who.pode_editar),
         posicao=where,
+        todos=_counted(page.total) if page.total is not None and page.total <= COUNT_CAP else None,
+        busca_do_lote=listing.search,
+        acoes_do_lote=_BATCH_ACTIONS,
         links=links,
         colunas=[_header(listing, column) for column in _COLUMNS],
         primeira_pagina=first,
@@ -157,6 +160,7 @@ def list_page(
     )
 
 
+_BATCH_ACTIONS = list(lotes.ACOES.items())
 # A list page's rows, by all they show: most of a list page's cost is rendering them, and most
 # list pages shown are shown again (page 1, unchanged since).
 _ROWS = templating.Memo()

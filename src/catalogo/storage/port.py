@@ -87,12 +87,14 @@ class BatchMoved(Exception):
 
 
 class Write(NamedTuple):
-    """One product a write of many makes (an import): a new one (`id` None), or `id` updated
-    from the version it was seen at (`versao`), its code kept unless `produto` names it."""
+    """One product a write of many makes (an import, a batch): a new one (`id` None), or `id`
+    updated from the version it was seen at (`versao`), its code kept unless `produto` names
+    it; or, `removed`, `id` removed (`produto` is then what it was seen as)."""
 
     id: int | None
     versao: int | None
     produto: Produto
+    removed: bool = False
 
 
 class Saved(NamedTuple):

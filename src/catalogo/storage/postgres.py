@@ -215,10 +215,13 @@ async def _apply(
 ) -> list[Produto]:
     done = []
     for w in writes:
+        seen = None if w.versao is None else {w.versao}
         if w.id is None:
             done.append(await _insert(connection, w.produto, autoria))
+        elif w.removed:
+            current = await _current(connection, w.id, seen)
+            done.append(await _mark_removed(connection, current, autoria))
         else:
-            seen = None if w.versao is None else {w.versao}
             done.append((await _update(connection, w.id, w.produto, seen, autoria)).produto)
     return done
 

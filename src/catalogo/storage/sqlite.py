@@ -86,12 +86,15 @@ def _update(
 def _apply(
     connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
 ) -> list[Produto]:
-    return [
-        _insert(connection, w.produto, autoria)
-        if w.id is None
-        else _update(connection, w.id, w.produto, _seen(w), autoria).produto
-        for w in writes
-    ]
+    done = []
+    for w in writes:
+        if w.id is None:
+            done.append(_insert(connection, w.produto, autoria))
+        elif w.removed:
+            done.append(_mark_removed(connection, _current(connection, w.id, _seen(w)), autoria))
+        else:
+            done.append(_update(connection, w.id, w.produto, _seen(w), autoria).produto)
+    return done
 
 
 def _revert(connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:

@@ -1,0 +1,221 @@
+"""Changing many products at once, each step written once for the pages and the JSON API (the
+service layer's part for batches; lotes.py has the rules). Django admin's actions are the
+anchor: choose products, choose an action, read what it would do, confirm.
+
+1. **Plan** (`selected`, then `plan`): the products chosen by id, or every product a list's
+   search finds (the list's own query, so "all N" is exactly what its count said), each with
+   what it would become. Nothing is written; the plan carries each product's id and version
+   (`lotes.selection`) and the batch's id, for the confirmation.
+2. **Confirm** (`confirm`): every product of the selection or none, in one transaction, only if
+   each is still at the version the plan showed (else `Moved`, nothing written). Each gets an
+   event, `origem` lote and the batch's id in `lote`; a batch whose id has events is done
+   already, and confirming it again writes nothing (a double click, a retry).
+3. **Undo** (`undo`): Storage.revert, as an import's undo.
+"""
+
+import hashlib
+import urllib.parse
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from starlette.datastructures import ImmutableMultiDict
+
+from catalogo import lotes
+from catalogo.history import Autoria
+from catalogo.listing import Listing
+from catalogo.lotes import LoteInvalido, Pedido
+from catalogo.produtos import Produto
+from catalogo.search import IDS_MAXIMUM, Query
+from catalogo.storage import NotFound, Storage, VersionConflict, Write
+from catalogo.storage.paging import Cursor
+
+
+@dataclass(frozen=True)
+class Item:
+    """A product of the plan, and the price it would get (None: it is removed, or, when
+    `recusado`, its new price would fall outside what a price may be)."""
+
+    produto: Produto
+    depois: Decimal | None
+    recusado: bool = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    pedido: Pedido
+    itens: list[Item]  # what confirming writes
+    recusados: list[Item]  # left out, and why (`lotes.new_price`)
+    lote: str
+
+    @property
+    def selecao(self) -> str:
+        return lotes.selection([(i.produto.id or 0, i.produto.versao or 0) for i in self.itens])
+
+
+class Moved(Exception):
+    """Products of the batch changed (or went) since it was shown: nothing written."""
+
+    def __init__(self, ids: list[int]) -> None:
+        super().__init__(f"produtos {ids} moved on")
+        self.ids = ids
+
+
+def new_id(key: str | None = None) -> str:
+    """A batch's id: random, or made of an Idempotency-Key (already scoped to its user), so
+    that a retry with the key names the same batch."""
+    if key is None:
+        return uuid.uuid4().hex
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+async def selected(
+    storage: Storage, ids: list[int] | None, busca: str | None, most: int
+) -> list[Produto]:
+    """The live products chosen: `ids` (an unknown or removed one is named), or every one the
+    list's query string `busca` finds, in its order, as of one moment. Raises LoteInvalido."""
+    if busca is not None:
+        query = _query_of(busca)
+        found: list[Produto] = []
+        chunks = storage.export(query)
+        try:
+            async for chunk in chunks:
+                found += chunk
+                if len(found) > most:
+                    raise LoteInvalido(_too_many(most, busca=True))
+        finally:
+            await chunks.aclose()
+        if not found:
+            raise LoteInvalido("Nenhum produto nesta busca.")
+        return found
+    if not ids:
+        raise LoteInvalido("Selecione ao menos um produto.")
+    if len(set(ids)) > most:
+        raise LoteInvalido(_too_many(most))
+    by_id = await live(storage, set(ids))
+    missing = sorted(set(ids) - set(by_id))
+    if missing:
+        raise LoteInvalido(
+            f"Não há {'o produto' if len(missing) == 1 else 'os produtos'} "
+            f"{', '.join(map(str, missing[:20]))} no catálogo (ou foram removidos)."
+        )
+    return [by_id[id] for id in dict.fromkeys(ids)]
+
+
+def _too_many(most: int, busca: bool = False) -> str:
+    limit = f"{most:,}".replace(",", ".")
+    if busca:
+        return f"A busca tem mais de {limit} produtos: um lote leva até {limit}. Refine a busca."
+    return f"Um lote leva até {limit} produtos."
+
+
+def _query_of(busca: str) -> Query:
+    try:
+        pairs = urllib.parse.parse_qsl(busca, keep_blank_values=True, strict_parsing=False)
+        return Listing.parse(ImmutableMultiDict(pairs)).query
+    except ValueError as error:  # ListingError is one
+        raise LoteInvalido(f"busca: {error}") from None
+
+
+async def live(storage: Storage, ids: set[int]) -> dict[int, Produto]:
+    """The live products of these ids, a list page of 100 at a time (the list's own lookup)."""
+    found: dict[int, Produto] = {}
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), IDS_MAXIMUM):
+        page = await storage.find(
+            Query(ids=tuple(ordered[start : start + IDS_MAXIMUM])), Cursor(IDS_MAXIMUM)
+        )
+        found.update((p.id or 0, p) for p in page.items)
+    return found
+
+
+def plan(pedido: Pedido, produtos: list[Produto], lote: str) -> Plan:
+    itens: list[Item] = []
+    recusados: list[Item] = []
+    for produto in produtos:
+        if pedido.acao == "remover":
+            itens.append(Item(produto, None))
+            continue
+        depois = lotes.new_price(pedido, produto.preco)
+        if depois is None:
+            recusados.append(Item(produto, None, recusado=True))
+        elif depois != produto.preco:
+            itens.append(Item(produto, depois))
+    return Plan(pedido, itens, recusados, lote)
+
+
+async def applied(storage: Storage, lote: str) -> bool:
+    return bool(await storage.batch_events(lote, 0, 1))
+
+
+async def confirm(
+    storage: Storage,
+    pedido: Pedido,
+    seen: list[tuple[int, int]],
+    lote: str,
+    autoria: Autoria,
+) -> tuple[int, bool]:
+    """Writes the batch `lote` (each product as `pedido` makes it, from the version in
+    `seen`), and says how many products it wrote and whether this call wrote them (False: an
+    earlier one did). Raises Moved or LoteInvalido (a price that no longer fits)."""
+    if await applied(storage, lote):
+        return len(seen), False
+    if not seen:
+        raise LoteInvalido("Nenhum produto mudaria.")
+    current = await live(storage, {id for id, _ in seen})
+    moved = [id for id, versao in seen if id not in current or current[id].versao != versao]
+    if moved:
+        raise Moved(moved)
+    writes = []
+    for id, versao in seen:
+        produto = current[id]
+        if pedido.acao == "remover":
+            writes.append(Write(id, versao, produto, removed=True))
+            continue
+        depois = lotes.new_price(pedido, produto.preco)
+        if depois is None:
+            raise LoteInvalido(f"O novo preço do produto {id} ficaria fora do permitido.")
+        writes.append(Write(id, versao, produto.model_copy(update={"preco": depois})))
+    try:
+        await storage.apply(writes, autoria._replace(origem="lote", lote=lote))
+    except (VersionConflict, NotFound) as error:
+        if await applied(storage, lote):  # a retry of the same batch got there first
+            return len(seen), False
+        raise Moved([error.current.id or 0] if isinstance(error, VersionConflict) else []) from None
+    return len(writes), True
+
+
+class Undone(Exception):
+    """The batch was undone already."""
+
+
+async def undo(storage: Storage, lote: str, autoria: Autoria) -> int:
+    """The batch `lote` undone as a batch of its own (`lote` + ":desfeita"): how many products
+    it gave back. Raises NotFound, Undone or BatchMoved."""
+    if await applied(storage, f"{lote}:desfeita"):
+        raise Undone()
+    return await storage.revert(lote, autoria._replace(origem="lote", lote=f"{lote}:desfeita"))
+
+
+def representation(plan: Plan) -> dict[str, Any]:
+    """A plan as JSON clients see it: what to send back to confirm it."""
+
+    def item(i: Item) -> dict[str, Any]:
+        p = i.produto
+        antes = str(p.preco)
+        return {"id": p.id, "versao": p.versao, "nome": p.nome, "antes": antes,
+                "depois": None if i.depois is None else str(i.depois)}  # fmt: skip
+
+    return {
+        "acao": plan.pedido.acao,
+        "percentual": None
+        if plan.pedido.percentual is None
+        else f"{plan.pedido.percentual.normalize():f}",
+        "preco": None if plan.pedido.preco is None else str(plan.pedido.preco),
+        "total": len(plan.itens),
+        "itens": [item(i) for i in plan.itens],
+        "recusados": [item(i) for i in plan.recusados],
+        "selecao": plan.selecao,
+        "lote": plan.lote,
+    }
