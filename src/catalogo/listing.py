@@ -104,10 +104,15 @@ class Listing:
             ) from None
 
     def at(self, cursor: Cursor[Position] | None) -> "Listing":
-        """Another page of the same list: the first, or the one a cursor names."""
+        """Another page of the same list: the first, or the one a cursor names. Its `search`
+        is this one's, handed over rather than made again (a list page makes up to 9 of
+        these, and each urlencode cost as much as a row)."""
         if cursor is None:
-            return replace(self, after=None, before=None)
-        return replace(self, after=cursor.after, before=cursor.before)
+            moved = replace(self, after=None, before=None)
+        else:
+            moved = replace(self, after=cursor.after, before=cursor.before)
+        vars(moved)["search"] = self.search  # cached_property's own place for it
+        return moved
 
     def with_order(self, ordem: Ordem) -> "Listing":
         """The first page of the same list in another order."""

@@ -23,7 +23,7 @@ ACOES: dict[str, str] = {
 CENTAVO = Decimal("0.01")
 PERCENTUAL_MINIMO = Decimal("-99.99")  # -100% would be no price at all
 PERCENTUAL_MAXIMO = Decimal(1000)
-_PERCENTUAL = re.compile(r"([+\-\u2212]?)\s*(\d{1,4})(?:[.,](\d{1,2}))?\s*%?")
+_PERCENTUAL = re.compile(r"([+\-\u2212]?) *([0-9]{1,4})(?:[.,]([0-9]{1,2}))? *%?")
 _SELECTED = re.compile(r"[1-9][0-9]{0,18}:[1-9][0-9]{0,18}")
 
 

@@ -166,17 +166,34 @@ _BATCH_ACTIONS = list(lotes.ACOES.items())
 _ROWS = templating.Memo()
 
 
-def _rows(page: Page[Produto, Position], retorno: str, lista: str, editable: bool) -> list[Markup]:
+def _rows(page: Page[Produto, Position], retorno: str, lista: str, editable: bool) -> Markup:
+    """The rows as one piece: the page pastes it in once, not each row through the escaper."""
     made = templating.load()
-    return [
-        _ROWS.get(
-            (p.id, p.codigo, p.nome, p.preco, p.versao, p.atualizado_em, retorno, lista, editable),
-            lambda p=p: made.fragment(  # type: ignore[misc]
-                "produtos/linha.html", produto=p, retorno=retorno, lista=lista, editavel=editable
-            ),
+    return Markup(  # noqa: S704 - each row is a fragment its template escaped
+        "".join(
+            _ROWS.get(
+                (
+                    p.id,
+                    p.codigo,
+                    p.nome,
+                    p.preco,
+                    p.versao,
+                    p.atualizado_em,
+                    retorno,
+                    lista,
+                    editable,
+                ),
+                lambda p=p: made.fragment(  # type: ignore[misc]
+                    "produtos/linha.html",
+                    produto=p,
+                    retorno=retorno,
+                    lista=lista,
+                    editavel=editable,
+                ),
+            )
+            for p in page.items
         )
-        for p in page.items
-    ]
+    )
 
 
 def _header(listing: Listing, column: _Column) -> dict[str, str | None]:

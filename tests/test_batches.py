@@ -1,0 +1,93 @@
+"""A batch's use cases (batches.py), on SQLite and PostgreSQL: the plan writes nothing, a
+confirmation applies once and only over the versions it showed, and undo gives it all back."""
+
+from decimal import Decimal
+
+import pytest
+
+from catalogo import batches
+from catalogo.accounts import Passwords
+from catalogo.history import CLI
+from catalogo.lotes import LoteInvalido, Pedido
+from catalogo.produtos import Produto
+from catalogo.search import Query
+from catalogo.storage import BatchMoved, Storage
+from catalogo.storage.paging import Cursor
+from tests.test_services import run
+
+
+def test_a_plan_writes_nothing_and_its_confirmation_applies_once(database: str) -> None:
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        made = [
+            await storage.create(Produto(nome=f"P{n}", preco=Decimal(10 + n)), CLI)
+            for n in range(3)
+        ]
+        pedido = Pedido("reajustar", percentual=Decimal(10))
+        chosen = await batches.selected(storage, [p.id or 0 for p in made], None, 100)
+        planned = batches.plan(pedido, chosen, batches.new_id())
+        assert [i.depois for i in planned.itens] == [
+            Decimal("11.00"),
+            Decimal("12.10"),
+            Decimal("13.20"),
+        ]
+        assert [
+            p.versao for p in await batches.selected(storage, [p.id or 0 for p in made], None, 9)
+        ] == [1, 1, 1]
+        seen = [(i.produto.id or 0, i.produto.versao or 0) for i in planned.itens]
+        assert await batches.confirm(storage, pedido, seen, planned.lote, CLI) == (3, True)
+        assert await batches.confirm(storage, pedido, seen, planned.lote, CLI) == (3, False)
+        events = await storage.batch_events(planned.lote, 0, 10)
+        assert [(e.tipo, e.origem) for e in events] == [("alterado", "lote")] * 3
+        assert await batches.undo(storage, planned.lote, CLI) == 3
+        with pytest.raises(batches.Undone):
+            await batches.undo(storage, planned.lote, CLI)
+
+    run(database, test)
+
+
+def test_a_confirmation_over_a_version_that_moved_on_writes_nothing(database: str) -> None:
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        a = await storage.create(Produto(nome="A", preco=Decimal(10)), CLI)
+        b = await storage.create(Produto(nome="B", preco=Decimal(20)), CLI)
+        await storage.update(b.id or 0, Produto(nome="B", preco=Decimal(21)), None, CLI)
+        with pytest.raises(batches.Moved) as moved:
+            await batches.confirm(
+                storage, Pedido("remover"), [(a.id or 0, 1), (b.id or 0, 1)], batches.new_id(), CLI
+            )
+        assert moved.value.ids == [b.id]
+        assert len((await storage.find(Query(), Cursor(9))).items) == 2
+
+    run(database, test)
+
+
+def test_all_a_search_finds_is_one_snapshot_within_the_cap(database: str) -> None:
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        for n in range(3):
+            await storage.create(Produto(nome=f"Caneca {n}", preco=Decimal(5)), CLI)
+        await storage.create(Produto(nome="Copo", preco=Decimal(5)), CLI)
+        found = await batches.selected(storage, None, "q=caneca&ordem=nome", 3)
+        assert [p.nome for p in found] == ["Caneca 0", "Caneca 1", "Caneca 2"]
+        with pytest.raises(LoteInvalido, match="mais de 2"):
+            await batches.selected(storage, None, "q=caneca", 2)
+
+    run(database, test)
+
+
+def test_undoing_a_removal_batch_after_one_product_came_back_is_refused_whole(
+    database: str,
+) -> None:
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        a = await storage.create(Produto(nome="A", preco=Decimal(10)), CLI)
+        b = await storage.create(Produto(nome="B", preco=Decimal(10)), CLI)
+        lote = batches.new_id("chave de alguém")
+        assert lote == batches.new_id("chave de alguém")  # a retry names the same batch
+        await batches.confirm(
+            storage, Pedido("remover"), [(a.id or 0, 1), (b.id or 0, 1)], lote, CLI
+        )
+        await storage.restore(a.id or 0, CLI)
+        with pytest.raises(BatchMoved) as moved:
+            await batches.undo(storage, lote, CLI)
+        assert moved.value.ids == [a.id]
+        assert await storage.get(b.id or 0) is None
+
+    run(database, test)
