@@ -74,7 +74,7 @@ class LoteResource(Resource):
             raise errors.batch_refused(str(invalid)) from None
         except batches.Moved as moved:
             return await _moved(request, media, pedido, asked, lote, moved.ids, listing)
-        planned = batches.plan(pedido, produtos, lote)
+        planned = await asyncio.to_thread(batches.plan, pedido, produtos, lote)
         if media == JSON:
             return json_response(batches.representation(planned), headers=_NO_STORE)
         return await _confirmation(request, planned, asked, listing)
