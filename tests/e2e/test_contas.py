@@ -247,6 +247,7 @@ def test_an_import_asks_for_a_sign_in_and_its_pages_are_the_editors_only(
 ) -> None:
     page.goto(f"{staffed}/produtos")
     expect(page.get_by_role("link", name="Importar")).to_have_count(0)
+    expect(page.get_by_label("Com os selecionados")).to_have_count(0)  # no batches either
     page.goto(f"{staffed}/produtos/importacoes")
     expect(page).to_have_url(f"{staffed}/entrar?proximo=%2Fprodutos%2Fimportacoes")
     expect(page.get_by_text("Entre para importar produtos.")).to_be_visible()
@@ -263,6 +264,7 @@ def test_an_import_asks_for_a_sign_in_and_its_pages_are_the_editors_only(
     expect(page.get_by_role("status")).to_have_text(
         "Importação aplicada: 1 produto novo e 0 alterados."
     )
+    expect(page.get_by_label("Com os selecionados")).to_be_visible()
     look(page, "import-signed-in")
     page.get_by_role("button", name="Sair").click()
     page.goto(f"{staffed}/entrar?proximo=%2Fprodutos%2Fimportacoes")
