@@ -279,7 +279,7 @@ class TestConfirming:
         )
         after = client.get(undone.headers["location"]).text
         assert "Importação desfeita: 1 produto voltou ao que era antes dela." in after
-        assert "O que a importação gravou" in after
+        assert "O que a importação gravou" in after and "<ins>Caneca azul</ins>" in after
         assert db.execute("SELECT nome FROM produtos").fetchall() == [("Caneca",)]
 
     def test_past_its_hour_is_410(self, client: TestClient, db: Database) -> None:
