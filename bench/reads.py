@@ -13,6 +13,7 @@ bench/run hides a difference of a few percent; this does not.
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
@@ -35,6 +36,15 @@ CASES = {
 }
 
 
+def quiet(url: str) -> Settings:
+    """Settings for `url` with the access log off, on revisions from before it too (this
+    script runs any revision's code: PYTHONPATH)."""
+    settings = Settings(database_url=url)
+    if any(f.name == "access_log" for f in dataclasses.fields(Settings)):
+        settings = dataclasses.replace(settings, access_log=False)
+    return settings
+
+
 def scope(path: str, query: bytes, accept: bytes) -> dict[str, Any]:
     return {
         "type": "http",
@@ -54,7 +64,7 @@ def scope(path: str, query: bytes, accept: bytes) -> dict[str, Any]:
 
 
 async def measure(database: Path, requests: int) -> None:
-    app = create_app(Settings(database_url=f"sqlite:///{database}", access_log=False))
+    app = create_app(quiet(f"sqlite:///{database}"))
 
     async def call(asked: dict[str, Any]) -> int:
         async def receive() -> dict[str, Any]:

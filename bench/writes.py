@@ -20,8 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reads import quiet
+
 from catalogo.app import create_app
-from catalogo.settings import Settings
 
 WRITES = 4000
 SEEDED = 2000
@@ -57,7 +58,7 @@ async def main(kind: str) -> None:
             check=True,
             capture_output=True,
         )
-        app = create_app(Settings(database_url=url, access_log=False))
+        app = create_app(quiet(url))
 
         async def send(message: Any) -> None:
             return None
