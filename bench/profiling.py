@@ -3,6 +3,8 @@
     .venv/bin/python bench/profiling.py edit      # GET /produtos/{id}
     .venv/bin/python bench/profiling.py create    # POST /produtos (form)
     .venv/bin/python bench/profiling.py list      # GET /produtos
+    .venv/bin/python bench/profiling.py form      # GET /produtos/novo
+    .venv/bin/python bench/profiling.py json      # GET /produtos, Accept: application/json
 
 Calls the ASGI app directly (no sockets) on a seeded temporary catalog and prints the
 functions with the most time of their own, by cProfile.
@@ -24,8 +26,10 @@ REQUESTS = 5000
 FORM = b"produto.nome=Caneca&produto.descricao=&produto.preco=29%2C90"
 
 
-def scope(method: str, path: str, query: bytes = b"", body: bool = False) -> dict[str, Any]:
-    headers = [(b"host", b"127.0.0.1:8000")]
+def scope(
+    method: str, path: str, query: bytes = b"", body: bool = False, accept: bytes = b"text/html"
+) -> dict[str, Any]:
+    headers = [(b"host", b"127.0.0.1:8000"), (b"accept", accept)]
     if body:
         headers += [
             (b"content-type", b"application/x-www-form-urlencoded"),
@@ -64,6 +68,10 @@ async def drive(kind: str, app: Any) -> None:
             request = scope("GET", f"/produtos/{n % 1000 + 1}")
         elif kind == "list":
             request = scope("GET", "/produtos")
+        elif kind == "form":
+            request = scope("GET", "/produtos/novo")
+        elif kind == "json":
+            request = scope("GET", "/produtos", accept=b"application/json")
         else:
             request = scope("POST", "/produtos", body=True)
         if n == REQUESTS // 10:
