@@ -97,8 +97,12 @@ def test_an_import_confirmed_writes_what_its_dry_run_said_and_nothing_if_a_produ
         data = csv_of("id;nome;preco", f"{caneca.id};Caneca azul;12,00", ";Copo;3,00")
         staged, _ = await imports.stage(storage, data, "utf-8", "a.csv", CLI, time.time())
         assert staged.resumo == {
-            "novos": 1, "alterados": 1, "inalterados": 0, "erros": 0, "colunas_ignoradas": []
-        }  # fmt: skip
+            "novos": 1,
+            "alterados": 1,
+            "inalterados": 0,
+            "erros": 0,
+            "colunas_ignoradas": [],
+        }
         await storage.update(caneca.id or 0, Produto(nome="Caneca", preco=Decimal(11)), None, CLI)
         with pytest.raises(imports.Moved) as moved:
             await imports.confirm(storage, staged.id, CLI, None, time.time())

@@ -213,8 +213,13 @@ def representation(plan: Plan) -> dict[str, Any]:
     def item(i: Item) -> dict[str, Any]:
         p = i.produto
         antes = str(p.preco)
-        return {"id": p.id, "versao": p.versao, "nome": p.nome, "antes": antes,
-                "depois": None if i.depois is None else str(i.depois)}  # fmt: skip
+        return {
+            "id": p.id,
+            "versao": p.versao,
+            "nome": p.nome,
+            "antes": antes,
+            "depois": None if i.depois is None else str(i.depois),
+        }
 
     return {
         "acao": plan.pedido.acao,

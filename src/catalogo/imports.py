@@ -118,9 +118,11 @@ def _planned_line(planned: Planned) -> dict[str, Any]:
         "versao": planned.write.versao,
         "nome": planned.nome,
         "alteracoes": [{"campo": c, "antes": a, "depois": d} for c, a, d in planned.changes],
-        "produto": {c: None if c == "codigo" and v is None else str(v) for c, v in
-                    ((c, getattr(produto, c)) for c in CAMPOS)},
-    }  # fmt: skip
+        "produto": {
+            c: None if c == "codigo" and v is None else str(v)
+            for c, v in ((c, getattr(produto, c)) for c in CAMPOS)
+        },
+    }
 
 
 def write_of(dados: str) -> Write:

@@ -70,8 +70,12 @@ class TestTheRoundTrip:
         same = sent(client, exported, f"catalogo.{'xlsx' if formato == 'xlsx' else 'csv'}")
         assert same.status_code == 201, same.text
         assert same.json()["resumo"] == {
-            "novos": 0, "alterados": 0, "inalterados": 5, "erros": 0, "colunas_ignoradas": []
-        }  # fmt: skip
+            "novos": 0,
+            "alterados": 0,
+            "inalterados": 5,
+            "erros": 0,
+            "colunas_ignoradas": [],
+        }
         edited = _three_prices_changed(exported, formato)
         staged = sent(client, edited, "editada")
         assert staged.status_code == 201, staged.text

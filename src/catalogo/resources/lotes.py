@@ -277,8 +277,14 @@ class LoteReversaoResource(Resource):
         except BatchMoved as moved:
             said = errors.moved_since(moved.ids, "do lote")
             if media == JSON:
-                return problem(409, said, _NO_STORE, instance=request.url.path,
-                               request_id=request_id(request), produtos=moved.ids)  # fmt: skip
+                return problem(
+                    409,
+                    said,
+                    _NO_STORE,
+                    instance=request.url.path,
+                    request_id=request_id(request),
+                    produtos=moved.ids,
+                )
             raise errors.batch_conflict(said) from None
         except NotFound:
             raise errors.batch_not_found() from None

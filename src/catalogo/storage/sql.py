@@ -164,19 +164,25 @@ BATCH_PAGE = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE lote = ? ORDER BY i
 
 
 def importacao_of(row: Any) -> Importacao:
-    id, arquivo, codificacao, quem, token, criada_em, expira_em, estado, resumo, *rest = row
-    return Importacao(
-        id, arquivo, codificacao, quem, token, criada_em, expira_em, estado,
-        orjson.loads(resumo), *rest,
-    )  # fmt: skip
+    """An IMPORT_COLUMNS row: the columns in Importacao's order, `resumo` as JSON text."""
+    return Importacao(*row[:8], orjson.loads(row[8]), *row[9:])
 
 
 def staged_row(importacao: Importacao, conteudo: bytes) -> tuple[Any, ...]:
     """STAGE's values."""
     i = importacao
     resumo = orjson.dumps(i.resumo).decode()
-    return (i.id, i.arquivo, i.codificacao, i.quem, i.token, i.criada_em, i.expira_em, resumo,
-            conteudo)  # fmt: skip
+    return (
+        i.id,
+        i.arquivo,
+        i.codificacao,
+        i.quem,
+        i.token,
+        i.criada_em,
+        i.expira_em,
+        resumo,
+        conteudo,
+    )
 
 
 def line_rows(id: str, lines: Sequence[StagedLine]) -> Iterator[tuple[str, str, int, str]]:
