@@ -165,7 +165,8 @@ BATCH_PAGE = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE lote = ? ORDER BY i
 
 def importacao_of(row: Any) -> Importacao:
     """An IMPORT_COLUMNS row: the columns in Importacao's order, `resumo` as JSON text."""
-    return Importacao(*row[:8], orjson.loads(row[8]), *row[9:])
+    columns = dict(zip(IMPORT_COLUMNS.split(", "), row, strict=True))
+    return Importacao(**{**columns, "resumo": orjson.loads(columns["resumo"])})
 
 
 def staged_row(importacao: Importacao, conteudo: bytes) -> tuple[Any, ...]:
