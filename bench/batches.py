@@ -20,58 +20,26 @@ import tempfile
 from pathlib import Path
 
 from bench import CATALOGO, free_port, start, stop, wait_until_up
-from exports import probes, resident_mb, summary
-from heavyreads import get
-from imports import request, sampled
+from exports import idle, resident_mb, summary
+from imports import step
 
 
 async def measure(port: int, main_pid: int, acao: str) -> None:
-    for _ in range(3):
-        await get(port, "/produtos")
-    idle: list[float] = []
-    quiet = asyncio.Event()
-    asyncio.get_running_loop().call_later(3, quiet.set)
-    await probes(port, quiet, idle)
+    before = await idle(port)
     print(f"batch: {acao} every product")
-    print(f"  /healthz before: {summary(idle)}")
+    print(f"  /healthz before: {summary(before)}")
     print(f"  worker RSS before {resident_mb(main_pid):.0f} MB")
     asked = {"acao": acao, "percentual": "8", "busca": ""}
-    shown: dict[str, str] = {}
-    for step in ("confirmation", "confirm", "undo"):
-        during: list[float] = []
-        peak = [0.0]
-        done = asyncio.Event()
-        watching = asyncio.gather(probes(port, done, during), sampled(main_pid, done, peak))
-        if step == "confirmation":
-            body = json.dumps(asked).encode()
-            status, answer, seconds = await request(
-                port, "POST", "/produtos/lote", body, "application/json"
-            )
-            shown = answer if status == 200 else {}
-            said = f"{answer.get('total')} products" if status == 200 else answer
-        elif step == "confirm":
-            confirm = {
-                **asked,
-                "selecao": shown["selecao"],
-                "lote": shown["lote"],
-                "confirmar": True,
-            }
-            status, answer, seconds = await request(
-                port, "POST", "/produtos/lote", json.dumps(confirm).encode(), "application/json"
-            )
-            said = answer
-        else:
-            status, answer, seconds = await request(
-                port, "POST", f"/produtos/lote/{shown['lote']}/reversao"
-            )
-            said = answer
-        done.set()
-        await watching
-        print(f"  {step}: {status} in {seconds:.1f} s ({str(said)[:80]})")
-        print(f"    /healthz during: {summary(during)}")
-        print(f"    worker RSS peak {peak[0]:.0f} MB")
-        if status >= 300:
-            return
+    path, kind = "/produtos/lote", "application/json"
+    body = json.dumps(asked).encode()
+    status, shown = await step(port, main_pid, "confirmation", "POST", path, body, kind)
+    if status != 200:
+        return
+    confirm = {**asked, "selecao": shown["selecao"], "lote": shown["lote"], "confirmar": True}
+    body = json.dumps(confirm).encode()
+    status, _ = await step(port, main_pid, "confirm", "POST", path, body, kind)
+    if status == 200:
+        await step(port, main_pid, "undo", "POST", f"{path}/{shown['lote']}/reversao")
 
 
 def main() -> None:

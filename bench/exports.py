@@ -71,13 +71,19 @@ def summary(timings: list[float]) -> str:
     )
 
 
-async def measure(port: int, main_pid: int, path: str, accept: str) -> None:
+async def idle(port: int) -> list[float]:
+    """The probes' latencies for 3 s with nothing else going on, once the worker is warm."""
     for _ in range(3):
         await get(port, "/produtos")  # templates and plans loaded, not timed
-    idle: list[float] = []
+    timings: list[float] = []
     quiet = asyncio.Event()
     asyncio.get_running_loop().call_later(3, quiet.set)
-    await probes(port, quiet, idle)
+    await probes(port, quiet, timings)
+    return timings
+
+
+async def measure(port: int, main_pid: int, path: str, accept: str) -> None:
+    idle_timings = await idle(port)
     before = resident_mb(main_pid)
     during: list[float] = []
     done = asyncio.Event()
@@ -87,7 +93,7 @@ async def measure(port: int, main_pid: int, path: str, accept: str) -> None:
     await probing
     print(f"export {path} ({accept or 'no Accept'}): {size / 1e6:.1f} MB ({lines:,} CRLF)")
     print(f"  in {seconds:.1f} s, {size / 1e6 / seconds:.1f} MB/s")
-    print(f"  /healthz before: {summary(idle)}")
+    print(f"  /healthz before: {summary(idle_timings)}")
     print(f"  /healthz during: {summary(during)}")
     print(f"  worker RSS before {before:.0f} MB, peak (VmHWM) {worker_rss_mb(main_pid):.0f} MB")
 

@@ -27,8 +27,7 @@ from typing import Any
 
 import openpyxl
 from bench import CATALOGO, free_port, start, stop, wait_until_up
-from exports import probes, resident_mb, summary
-from heavyreads import get
+from exports import idle, probes, resident_mb, summary
 
 _BOUNDARY = "catalogo-bench-import"
 
@@ -93,38 +92,37 @@ async def sampled(main_pid: int, done: asyncio.Event, peak: list[float]) -> None
         await asyncio.sleep(0.02)
 
 
+async def step(
+    port: int, main_pid: int, name: str, method: str, path: str, body: bytes = b"", kind: str = ""
+) -> tuple[int, Any]:
+    """One request of a long job, JSON asked for, while /healthz is timed and the worker's
+    memory sampled; prints how it went, and gives its status and JSON."""
+    during: list[float] = []
+    peak = [0.0]
+    done = asyncio.Event()
+    watching = asyncio.gather(probes(port, done, during), sampled(main_pid, done, peak))
+    status, answer, seconds = await request(port, method, path, body, kind)
+    done.set()
+    await watching
+    print(f"  {name}: {status} in {seconds:.1f} s ({str(answer)[:100]})")
+    print(f"    /healthz during: {summary(during)}")
+    print(f"    worker RSS peak {peak[0]:.0f} MB")
+    return status, answer
+
+
 async def measure(port: int, main_pid: int, data: bytes, name: str) -> None:
-    for _ in range(3):
-        await get(port, "/produtos")  # templates and plans loaded, not timed
-    idle: list[float] = []
-    quiet = asyncio.Event()
-    asyncio.get_running_loop().call_later(3, quiet.set)
-    await probes(port, quiet, idle)
+    before = await idle(port)
     print(f"import of {name}: {len(data) / 1e6:.1f} MB")
-    print(f"  /healthz before: {summary(idle)}")
+    print(f"  /healthz before: {summary(before)}")
     print(f"  worker RSS before {resident_mb(main_pid):.0f} MB")
     body, kind = form(name, data), f"multipart/form-data; boundary={_BOUNDARY}"
     path = "/produtos/importacoes"
-    for step in ("stage", "confirm", "undo"):
-        during: list[float] = []
-        peak = [0.0]
-        done = asyncio.Event()
-        watching = asyncio.gather(probes(port, done, during), sampled(main_pid, done, peak))
-        if step == "stage":
-            status, answer, seconds = await request(port, "POST", path, body, kind)
-            imported = answer["id"] if status == 201 else ""
-            said = answer.get("resumo") if status == 201 else answer
-        else:
-            ending = "confirmacao" if step == "confirm" else "reversao"
-            status, answer, seconds = await request(port, "POST", f"{path}/{imported}/{ending}")
-            said = answer.get("estado")
-        done.set()
-        await watching
-        print(f"  {step}: {status} in {seconds:.1f} s ({said})")
-        print(f"    /healthz during: {summary(during)}")
-        print(f"    worker RSS peak {peak[0]:.0f} MB")
-        if status >= 300:
-            return
+    status, staged = await step(port, main_pid, "stage", "POST", path, body, kind)
+    if status != 201:
+        return
+    status, _ = await step(port, main_pid, "confirm", "POST", f"{path}/{staged['id']}/confirmacao")
+    if status == 200:
+        await step(port, main_pid, "undo", "POST", f"{path}/{staged['id']}/reversao")
 
 
 def main() -> None:

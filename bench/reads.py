@@ -22,6 +22,8 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
+from profiling import scope
+
 from catalogo.app import create_app
 from catalogo.settings import Settings
 
@@ -45,24 +47,6 @@ def quiet(url: str) -> Settings:
     return settings
 
 
-def scope(path: str, query: bytes, accept: bytes) -> dict[str, Any]:
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": query,
-        "root_path": "",
-        "headers": [(b"host", b"localhost"), (b"accept", accept)],
-        "client": ("127.0.0.1", 1),
-        "server": ("127.0.0.1", 80),
-        "state": {},
-    }
-
-
 async def measure(database: Path, requests: int) -> None:
     app = create_app(quiet(f"sqlite:///{database}"))
 
@@ -81,7 +65,7 @@ async def measure(database: Path, requests: int) -> None:
 
     async with app.router.lifespan_context(app):
         for name, (path, query, accept) in CASES.items():
-            asked = scope(path, query, accept)
+            asked = scope("GET", path, query, accept=accept)
             for _ in range(200):
                 if await call(asked) != 200:
                     raise SystemExit(f"{name}: not 200 on this file")
