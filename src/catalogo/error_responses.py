@@ -48,17 +48,25 @@ def problem(
     return Response(orjson.dumps(body, option=JSON_OPTIONS), status, headers, media_type=PROBLEM)
 
 
+def problem_for(
+    request: Request, status: int, detail: str, headers: dict[str, str], **members: Any
+) -> Response:
+    """`problem` about this request: its path as `instance`, its request id, and `members`,
+    what a program acts on (the product as it is now, a fresh report, the ids that moved)."""
+    return problem(
+        status,
+        detail,
+        headers,
+        instance=request.url.path,
+        request_id=request_id(request),
+        **members,
+    )
+
+
 def invalid_fields(request: Request, errors: dict[str, str]) -> Response:
     """422 for a JSON client: one message per field, keyed as the form names it."""
     by_field = {f"produto.{field}": message for field, message in errors.items()}
-    return problem(
-        422,
-        INVALID_FIELDS,
-        VARY,
-        instance=request.url.path,
-        request_id=request_id(request),
-        errors=by_field,
-    )
+    return problem_for(request, 422, INVALID_FIELDS, VARY, errors=by_field)
 
 
 def detail_of(request: Request, error: HTTPException) -> str:
@@ -77,7 +85,7 @@ def respond(request: Request, error: HTTPException) -> Response:
     detail = detail_of(request, error)
     id = request_id(request)
     if prefers_json(request):
-        answer = problem(status, detail, headers, instance=request.url.path, request_id=id)
+        answer = problem_for(request, status, detail, headers)
     else:
         if isinstance(error, TitledError):
             title = error.title

@@ -136,14 +136,7 @@ def page_number(request: Request) -> int:
 
 def conflict(request: Request, detail: str, current: Produto) -> Response:
     """409 for a program: what went wrong, and the product as it is now (`current`)."""
-    return error_responses.problem(
-        409,
-        detail,
-        VARY,
-        instance=request.url.path,
-        request_id=request_id(request),
-        current=representation(current),
-    )
+    return error_responses.problem_for(request, 409, detail, VARY, current=representation(current))
 
 
 def json_response(

@@ -16,11 +16,10 @@ from starlette.responses import Response
 from catalogo import errors, idempotency, importing, imports
 from catalogo.access import Need
 from catalogo.bodies import read_form, read_json, read_upload
-from catalogo.error_responses import problem
+from catalogo.error_responses import problem_for
 from catalogo.exports import CSV, MEDIA_TYPES, CsvRows, Workbook
 from catalogo.identity import principal
 from catalogo.negotiation import HTML, JSON, body_is_json
-from catalogo.outermost import request_id
 from catalogo.resources import (
     Resource,
     autoria_of,
@@ -181,7 +180,7 @@ class ConfirmacaoResource(Resource):
             page = await imports.report_page(storage, moved.importacao, 1)
             if media == JSON:
                 body = representation(moved.importacao, time.time(), page)
-                return _problem(request, 409, errors.IMPORT_MOVED, importacao=body)
+                return problem_for(request, 409, errors.IMPORT_MOVED, NO_STORE, importacao=body)
             return await import_page(
                 request, storage, moved.importacao, page, errors.IMPORT_MOVED, 409
             )
@@ -210,17 +209,6 @@ def _closed(importacao: Importacao, undoing: bool = False) -> HTTPException:
     return errors.import_not_applied()
 
 
-def _problem(request: Request, status: int, detail: str, **members: Any) -> Response:
-    return problem(
-        status,
-        detail,
-        NO_STORE,
-        instance=request.url.path,
-        request_id=request_id(request),
-        **members,
-    )
-
-
 class ReversaoResource(Resource):
     """/produtos/importacoes/{id}/reversao: an applied import undone, all of it or nothing,
     if none of its products changed since; otherwise 409 names them."""
@@ -238,7 +226,7 @@ class ReversaoResource(Resource):
         except BatchMoved as moved:
             said = errors.moved_since(moved.ids)
             if media == JSON:
-                return _problem(request, 409, said, produtos=moved.ids)
+                return problem_for(request, 409, said, NO_STORE, produtos=moved.ids)
             page = await imports.report_page(storage, importacao, 1)
             return await import_page(request, storage, importacao, page, said, 409, moved.ids)
         if media == HTML:

@@ -12,12 +12,11 @@ from starlette.responses import Response
 from catalogo import batches, errors, history, idempotency, lotes, templating
 from catalogo.access import Need
 from catalogo.bodies import form_pairs, read_form, read_json
-from catalogo.error_responses import problem
+from catalogo.error_responses import problem_for
 from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing
 from catalogo.lotes import LoteInvalido, Pedido
 from catalogo.negotiation import HTML, JSON, body_is_json
-from catalogo.outermost import request_id
 from catalogo.produtos import parse_id
 from catalogo.resources import (
     Resource,
@@ -171,14 +170,8 @@ async def _moved(
         raise errors.batch_refused(f"{said} {gone}") from None
     fresh = batches.plan(pedido, produtos, lote)
     if media == JSON:
-        return problem(
-            409,
-            said,
-            _NO_STORE,
-            instance=request.url.path,
-            request_id=request_id(request),
-            produtos=ids,
-            lote=batches.representation(fresh),
+        return problem_for(
+            request, 409, said, _NO_STORE, produtos=ids, lote=batches.representation(fresh)
         )
     return await _confirmation(request, fresh, asked, listing, said, 409)
 
@@ -277,14 +270,7 @@ class LoteReversaoResource(Resource):
         except BatchMoved as moved:
             said = errors.moved_since(moved.ids, "do lote")
             if media == JSON:
-                return problem(
-                    409,
-                    said,
-                    _NO_STORE,
-                    instance=request.url.path,
-                    request_id=request_id(request),
-                    produtos=moved.ids,
-                )
+                return problem_for(request, 409, said, _NO_STORE, produtos=moved.ids)
             raise errors.batch_conflict(said) from None
         except NotFound:
             raise errors.batch_not_found() from None
