@@ -24,7 +24,7 @@ def test_a_plan_writes_nothing_and_its_confirmation_applies_once(database: str) 
         ]
         pedido = Pedido("reajustar", percentual=Decimal(10))
         chosen = await batches.selected(storage, [p.id or 0 for p in made], None, 100)
-        planned = batches.plan(pedido, chosen, batches.new_id())
+        planned = batches.plan(pedido, chosen, "maria")
         assert [i.depois for i in planned.itens] == [
             Decimal("11.00"),
             Decimal("12.10"),
@@ -52,7 +52,7 @@ def test_a_confirmation_over_a_version_that_moved_on_writes_nothing(database: st
         await storage.update(b.id or 0, Produto(nome="B", preco=Decimal(21)), None, CLI)
         with pytest.raises(batches.Moved) as moved:
             await batches.confirm(
-                storage, Pedido("remover"), [(a.id or 0, 1), (b.id or 0, 1)], batches.new_id(), CLI
+                storage, Pedido("remover"), [(a.id or 0, 1), (b.id or 0, 1)], "f" * 32, CLI
             )
         assert moved.value.ids == [b.id]
         assert len((await storage.find(Query(), Cursor(9))).items) == 2
@@ -79,8 +79,8 @@ def test_undoing_a_removal_batch_after_one_product_came_back_is_refused_whole(
     async def test(storage: Storage, passwords: Passwords) -> None:
         a = await storage.create(Produto(nome="A", preco=Decimal(10)), CLI)
         b = await storage.create(Produto(nome="B", preco=Decimal(10)), CLI)
-        lote = batches.new_id("chave de alguém")
-        assert lote == batches.new_id("chave de alguém")  # a retry names the same batch
+        lote = batches.batch_id("maria chave-1", Pedido("remover"), "[1, 2]")
+        assert lote == batches.batch_id("maria chave-1", Pedido("remover"), "[1, 2]")  # a retry
         await batches.confirm(
             storage, Pedido("remover"), [(a.id or 0, 1), (b.id or 0, 1)], lote, CLI
         )

@@ -16,7 +16,6 @@ anchor: choose products, choose an action, read what it would do, confirm.
 import asyncio
 import hashlib
 import urllib.parse
-import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -35,24 +34,27 @@ from catalogo.storage.paging import Cursor
 
 @dataclass(frozen=True)
 class Item:
-    """A product of the plan, and the price it would get (None: it is removed, or, when
-    `recusado`, its new price would fall outside what a price may be)."""
+    """A product of the plan, and the price it would get (None: it is removed, or it is left
+    out of the plan)."""
 
     produto: Produto
     depois: Decimal | None
-    recusado: bool = False
 
 
 @dataclass(frozen=True)
 class Plan:
     pedido: Pedido
     itens: list[Item]  # what confirming writes
-    recusados: list[Item]  # left out, and why (`lotes.new_price`)
+    recusados: list[Item]  # left out: their new price would not be a price
     lote: str
 
     @property
+    def seen(self) -> list[tuple[int, int]]:
+        return [(i.produto.id or 0, i.produto.versao or 0) for i in self.itens]
+
+    @property
     def selecao(self) -> str:
-        return lotes.selection([(i.produto.id or 0, i.produto.versao or 0) for i in self.itens])
+        return lotes.selection(self.seen)
 
 
 class Moved(Exception):
@@ -63,12 +65,19 @@ class Moved(Exception):
         self.ids = ids
 
 
-def new_id(key: str | None = None) -> str:
-    """A batch's id: random, or made of an Idempotency-Key (already scoped to its user), so
-    that a retry with the key names the same batch."""
-    if key is None:
-        return uuid.uuid4().hex
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+def batch_id(asker: str, pedido: Pedido, which: str) -> str:
+    """A batch's id, made of who asks (their scope, and their Idempotency-Key if any), what,
+    and which products (a confirmation's selection, or the ids or search a keyed request
+    names): the same request sent twice (a double click, a retry) names the same batch, which
+    is written once; anything else, another batch. No id a client sends is taken, so none can
+    name another's batch or an import."""
+    made = f"{asker}\n{pedido}\n{which}"
+    return hashlib.sha256(made.encode()).hexdigest()[:32]
+
+
+async def written(storage: Storage, lote: str, most: int) -> int:
+    """How many products the batch `lote` wrote (up to `most`)."""
+    return len(await storage.batch_events(lote, 0, most))
 
 
 async def selected(
@@ -131,7 +140,7 @@ async def live(storage: Storage, ids: set[int]) -> dict[int, Produto]:
     return found
 
 
-def plan(pedido: Pedido, produtos: list[Produto], lote: str) -> Plan:
+def plan(pedido: Pedido, produtos: list[Produto], asker: str) -> Plan:
     itens: list[Item] = []
     recusados: list[Item] = []
     for produto in produtos:
@@ -140,14 +149,18 @@ def plan(pedido: Pedido, produtos: list[Produto], lote: str) -> Plan:
             continue
         depois = lotes.new_price(pedido, produto.preco)
         if depois is None:
-            recusados.append(Item(produto, None, recusado=True))
+            recusados.append(Item(produto, None))
         elif depois != produto.preco:
             itens.append(Item(produto, depois))
-    return Plan(pedido, itens, recusados, lote)
+    seen = [(i.produto.id or 0, i.produto.versao or 0) for i in itens]
+    return Plan(pedido, itens, recusados, batch_id(asker, pedido, lotes.selection(seen)))
 
 
 async def applied(storage: Storage, lote: str) -> bool:
-    return bool(await storage.batch_events(lote, 0, 1))
+    """Whether the batch `lote` was written: it has events, and they are a batch's (an
+    import's id is never a batch's)."""
+    first = await storage.batch_events(lote, 0, 1)
+    return bool(first) and first[0].origem == "lote"
 
 
 async def confirm(
@@ -202,6 +215,8 @@ class Undone(Exception):
 async def undo(storage: Storage, lote: str, autoria: Autoria) -> int:
     """The batch `lote` undone as a batch of its own (`lote` + ":desfeita"): how many products
     it gave back. Raises NotFound, Undone or BatchMoved."""
+    if not await applied(storage, lote):
+        raise NotFound()
     if await applied(storage, f"{lote}:desfeita"):
         raise Undone()
     return await storage.revert(lote, autoria._replace(origem="lote", lote=f"{lote}:desfeita"))

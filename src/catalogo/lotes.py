@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
 
-from catalogo.precos import PRECO_MAXIMO, PrecoInvalido, format_preco, parse_preco
+from catalogo.precos import CENTAVO, PRECO_MAXIMO, PrecoInvalido, format_preco, parse_preco
+from catalogo.produtos import parse_id
 
 Acao = Literal["remover", "reajustar", "definir"]
 ACOES: dict[str, str] = {
@@ -20,11 +21,9 @@ ACOES: dict[str, str] = {
     "definir": "Definir preço",
     "remover": "Remover",
 }
-CENTAVO = Decimal("0.01")
 PERCENTUAL_MINIMO = Decimal("-99.99")  # -100% would be no price at all
 PERCENTUAL_MAXIMO = Decimal(1000)
 _PERCENTUAL = re.compile(r"([+\-\u2212]?) *([0-9]{1,4})(?:[.,]([0-9]{1,2}))? *%?")
-_SELECTED = re.compile(r"[1-9][0-9]{0,18}:[1-9][0-9]{0,18}")
 
 
 class LoteInvalido(ValueError):
@@ -123,9 +122,13 @@ def parse_selection(text: str, most: int) -> list[tuple[int, int]]:
         raise LoteInvalido("Nenhum produto selecionado.")
     if len(parts) > most:
         raise LoteInvalido(f"Um lote leva até {most:,} produtos.".replace(",", "."))
-    if not all(_SELECTED.fullmatch(part) for part in parts):
-        raise LoteInvalido("selecao malformada: envie a da página de confirmação.")
-    seen = [(int(id), int(versao)) for id, _, versao in (p.partition(":") for p in parts)]
+    seen = []
+    for part in parts:
+        id, _, versao = part.partition(":")
+        read = parse_id(id), parse_id(versao)
+        if read[0] is None or read[1] is None:
+            raise LoteInvalido("selecao malformada: envie a da página de confirmação.")
+        seen.append((read[0], read[1]))
     if len({id for id, _ in seen}) != len(seen):
         raise LoteInvalido("selecao malformada: um produto aparece duas vezes.")
     return seen

@@ -86,7 +86,7 @@ class TestRepricing:
         before = prices(db)
         refused = client.post(
             LOTE,
-            json={**asked, "selecao": shown["selecao"], "lote": shown["lote"], "confirmar": True},
+            json={**asked, "selecao": shown["selecao"], "confirmar": True},
             headers=JSON,
         )
         assert refused.status_code == 409 and refused.headers["content-type"] == PROBLEM
@@ -140,7 +140,6 @@ def hidden_of(shown: dict[str, Any], asked: dict[str, Any]) -> dict[str, str]:
         "acao": asked["acao"],
         "percentual": asked["percentual"],
         "selecao": shown["selecao"],
-        "lote": shown["lote"],
     }
 
 
@@ -156,8 +155,11 @@ def test_all_n_matching_a_search_removes_exactly_those_and_undo_brings_them_back
     assert confirmed.status_code == 303
     live = set(prices(db))
     assert live == {copo["id"], late["id"]}
-    assert "4 produtos removidos." in client.get("/produtos").text
-    lote = hidden(shown.text)["lote"]
+    listing = client.get("/produtos").text
+    assert "4 produtos removidos." in listing
+    undo = re.search(r'action="/produtos/lote/(\w+)/reversao"', listing)
+    assert undo is not None
+    lote = undo.group(1)
     assert client.post(f"{LOTE}/{lote}/reversao", headers=JSON).json() == {
         "lote": lote,
         "desfeitos": 4,
@@ -204,7 +206,7 @@ def test_a_price_that_would_fall_below_a_cent_is_left_out_and_named(client: Test
         ({"acao": "remover", "busca": "q=nada-aqui"}, "Nenhum produto nesta busca"),
         ({"acao": "remover", "busca": "preco_min=abc"}, "busca:"),
         ({"acao": "remover", "selecao": "1:x", "confirmar": True}, "selecao malformada"),
-        ({"acao": "remover", "ids": [1], "lote": "../x", "confirmar": True}, "lote malformado"),
+        ({"acao": "remover", "selecao": "9999999999999999999:1", "confirmar": True}, "malformada"),
     ],
 )
 def test_what_cannot_be_done_is_422_with_what_would_be_and_writes_nothing(
@@ -247,3 +249,23 @@ def test_editors_only_once_users_exist(client: TestClient, database: str) -> Non
     assert editor.status_code == 200
     sign_in(client, "maria")
     assert client.post(LOTE, data={"acao": "remover", "id": "1"}).status_code == 200
+
+
+def test_an_imports_id_is_no_batch_and_a_batch_id_sent_is_not_taken(
+    client: TestClient, db: Database
+) -> None:
+    made(client, "A", "10.00")
+    staged = client.post(
+        "/produtos/importacoes",
+        files={"arquivo": ("a.csv", b"id;preco\r\n1;12,00\r\n")},
+        headers=JSON,
+    ).json()
+    client.post(staged["links"]["confirmacao"], headers=JSON)
+    imported = staged["id"]
+    assert client.get(f"{LOTE}/{imported}", headers=JSON).status_code == 404
+    assert client.post(f"{LOTE}/{imported}/reversao", headers=JSON).status_code == 404
+    asked = {"acao": "definir", "preco": "30", "ids": [1], "lote": imported, "confirmar": True}
+    done = client.post(LOTE, json=asked, headers=JSON)
+    assert done.status_code == 200 and done.json()["lote"] != imported
+    assert prices(db) == {1: Decimal("30.00")}
+    assert db.execute("SELECT estado FROM importacoes").fetchall() == [("aplicada",)]

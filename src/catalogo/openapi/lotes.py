@@ -169,7 +169,6 @@ def schemas() -> dict[str, Any]:
                     "todos os produtos que ela encontra.",
                 },
                 "selecao": {"type": "string", "description": "A da confirmação."},
-                "lote": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
                 "confirmar": {"type": "boolean"},
             },
             "required": ["acao"],

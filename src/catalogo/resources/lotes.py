@@ -4,8 +4,10 @@ form (or a program) asks and answers with the confirmation, or, confirmed, appli
 needs an editor (`Need.WRITE`), as every change does."""
 
 import asyncio
+import urllib.parse
 from typing import Any
 
+from starlette.datastructures import ImmutableMultiDict
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -14,7 +16,7 @@ from catalogo.access import Need
 from catalogo.bodies import form_pairs, read_form, read_json
 from catalogo.error_responses import problem_for
 from catalogo.identity import principal, visitor
-from catalogo.listing import RETURN_PARAMETER, Listing
+from catalogo.listing import RETURN_PARAMETER, Listing, ListingError
 from catalogo.lotes import LoteInvalido, Pedido
 from catalogo.negotiation import HTML, JSON, body_is_json
 from catalogo.produtos import parse_id
@@ -23,17 +25,19 @@ from catalogo.resources import (
     autoria_of,
     json_response,
     negotiate,
+    page_number,
     shared_of,
 )
 from catalogo.resources.history_pages import event_lines
 from catalogo.resources.notices import after_batch, after_batch_undone
+from catalogo.resources.produto_pages import list_page, typed
 from catalogo.storage import BatchMoved, NotFound
 
 BATCHES_PATH = "/produtos/lote"
 PAGE = 100  # a batch's products on one page of it
 _NO_STORE = {"Cache-Control": "no-store", "Vary": "Accept, Cookie"}
 _EDITOR = {"GET": Need.WRITE}
-_FIELDS = ("acao", "percentual", "preco", "busca", "selecao", "lote", "confirmar", RETURN_PARAMETER)
+_FIELDS = ("acao", "percentual", "preco", "busca", "selecao", "confirmar", RETURN_PARAMETER)
 
 
 class LoteResource(Resource):
@@ -49,18 +53,26 @@ class LoteResource(Resource):
         listing = Listing.returning_to(asked)
         most = shared.settings.batch_max
         key = idempotency.key_of(request, principal(request))
+        who = principal(request)
+        asker = key or (who.scope if who is not None else "")
         try:
             pedido = lotes.parse_pedido(
                 asked.get("acao", ""), asked.get("percentual"), asked.get("preco")
             )
-            lote = asked.get("lote") or batches.new_id(key)
-            if not _BATCH_ID(lote):
-                raise LoteInvalido("lote malformado: envie o da página de confirmação.")
             if asked.get("confirmar") and (asked.get("selecao") or media == JSON):
-                seen = await _seen(shared.storage, pedido, asked, most)
-                count, now = await batches.confirm(
-                    shared.storage, pedido, seen, lote, autoria_of(request, media)
-                )
+                keyed = batches.batch_id(asker, pedido, _named(asked)) if key else None
+                if keyed and await batches.applied(shared.storage, keyed):
+                    lote, count, now = (
+                        keyed,
+                        await batches.written(shared.storage, keyed, most),
+                        False,
+                    )
+                else:
+                    seen = await _seen(shared.storage, pedido, asked, most)
+                    lote = keyed or batches.batch_id(asker, pedido, lotes.selection(seen))
+                    count, now = await batches.confirm(
+                        shared.storage, pedido, seen, lote, autoria_of(request, media)
+                    )
                 if media == HTML:
                     return after_batch(request, listing, lote, pedido.acao, count)
                 body = {"lote": lote, "total": count, "links": _links(lote)}
@@ -70,17 +82,16 @@ class LoteResource(Resource):
                 shared.storage, asked.get("ids"), asked.get("busca"), most
             )
         except LoteInvalido as invalid:
+            if media == HTML:  # the list's search again, with what was wrong
+                sent = typed(ImmutableMultiDict(urllib.parse.parse_qsl(listing.search)))
+                return list_page(request, None, sent, ListingError(str(invalid)), None, 422)
             raise errors.batch_refused(str(invalid)) from None
         except batches.Moved as moved:
-            return await _moved(request, media, pedido, asked, lote, moved.ids, listing)
-        planned = await asyncio.to_thread(batches.plan, pedido, produtos, lote)
+            return await _moved(request, media, pedido, asked, asker, moved.ids, listing)
+        planned = await asyncio.to_thread(batches.plan, pedido, produtos, asker)
         if media == JSON:
             return json_response(batches.representation(planned), headers=_NO_STORE)
         return await _confirmation(request, planned, asked, listing)
-
-
-def _BATCH_ID(value: str) -> bool:
-    return len(value) == 32 and all(c in "0123456789abcdef" for c in value)
 
 
 async def _asked(request: Request) -> dict[str, Any]:
@@ -146,6 +157,13 @@ async def _seen(
     ]
 
 
+def _named(asked: dict[str, Any]) -> str:
+    """Which products a keyed request names, as written: its selection, ids or search."""
+    if asked.get("selecao"):
+        return str(asked["selecao"])
+    return f"{sorted(asked.get('ids', []))} {asked.get('busca', '')}"
+
+
 def _links(lote: str) -> dict[str, str]:
     return {"self": f"{BATCHES_PATH}/{lote}", "reversao": f"{BATCHES_PATH}/{lote}/reversao"}
 
@@ -155,20 +173,24 @@ async def _moved(
     media: str,
     pedido: Pedido,
     asked: dict[str, Any],
-    lote: str,
+    asker: str,
     ids: list[int],
     listing: Listing,
 ) -> Response:
+    """409: nothing written, and the confirmation made again, of the same search or of the
+    same products (those that are left)."""
     said = errors.batch_moved(ids)
-    storage = shared_of(request).storage
+    shared = shared_of(request)
+    most = shared.settings.batch_max
     if asked.get("selecao") and not asked.get("busca"):
-        asked = {**asked, "ids": [id for id, _ in lotes.parse_selection(asked["selecao"], 10**6)]}
+        asked = {**asked, "ids": [id for id, _ in lotes.parse_selection(asked["selecao"], most)]}
     try:
-        most = shared_of(request).settings.batch_max
-        produtos = await batches.selected(storage, asked.get("ids"), asked.get("busca"), most)
+        produtos = await batches.selected(
+            shared.storage, asked.get("ids"), asked.get("busca"), most
+        )
     except LoteInvalido as gone:
         raise errors.batch_refused(f"{said} {gone}") from None
-    fresh = batches.plan(pedido, produtos, lote)
+    fresh = await asyncio.to_thread(batches.plan, pedido, produtos, asker)
     if media == JSON:
         return problem_for(
             request, 409, said, _NO_STORE, produtos=ids, lote=batches.representation(fresh)
@@ -213,15 +235,10 @@ class LoteItemResource(Resource):
         media = negotiate(request)
         storage = shared_of(request).storage
         lote = request.path_params["id"]
-        text = request.query_params.get("pagina", "1")
-        if not (text.isascii() and text.isdigit() and 0 < len(text) <= 6 and int(text) > 0):
-            raise errors.bad_request(
-                "pagina deve ser um número de 1 em diante (recebido «{}»).", text[:20]
-            )
-        pagina = int(text)
-        events = await storage.batch_events(lote, (pagina - 1) * PAGE, PAGE + 1)
-        if not events and pagina == 1:
+        pagina = page_number(request)
+        if not await batches.applied(storage, lote):
             raise errors.batch_not_found()
+        events = await storage.batch_events(lote, (pagina - 1) * PAGE, PAGE + 1)
         undone = await batches.applied(storage, f"{lote}:desfeita")
         more = len(events) > PAGE
         events = events[:PAGE]
