@@ -69,8 +69,8 @@ def import_file(args: argparse.Namespace, run: Run) -> None:
         importacao, report = await imports.stage(
             storage, data, args.codificacao, name, history.CLI, time.time()
         )
-        if report.counts["erro"]:
-            return report, None
+        if report.counts["erro"] or not report.counts["novo"] + report.counts["alterado"]:
+            return report, None  # nothing written: errors, or nothing to write
         await imports.confirm(storage, importacao.id, history.CLI, None, time.time())
         return report, importacao.id
 

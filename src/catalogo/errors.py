@@ -326,6 +326,12 @@ def import_has_errors() -> HTTPException:
     )
 
 
+def import_unchanging() -> HTTPException:
+    return TitledError(
+        422, "Esta importação não muda nada no catálogo: não há o que confirmar.", "Nada a gravar"
+    )
+
+
 def import_expired() -> HTTPException:
     return TitledError(
         410,

@@ -15,6 +15,7 @@ requests keep being answered while an import is read.
 """
 
 import asyncio
+import dataclasses
 import itertools
 import math
 import uuid
@@ -327,12 +328,24 @@ class HasErrors(Exception):
     """An import with rows in error is never applied: the file must be fixed and sent again."""
 
 
+class Unchanging(Exception):
+    """An import that would write nothing is not applied: there would be nothing to undo."""
+
+
+def confirmable(importacao: Importacao, now: float) -> bool:
+    """Whether confirming it would write: a dry run within its hour, no row in error, and
+    something to write."""
+    resumo = importacao.resumo
+    writes = resumo["novos"] + resumo["alterados"]
+    return estado(importacao, now) == "preparada" and not resumo["erros"] and writes > 0
+
+
 async def confirm(
     storage: Storage, id: str, autoria: Autoria, chave: str | None, now: float
 ) -> tuple[Importacao, bool]:
     """Applies the import `id` as one batch, and says whether this request applied it (False:
     an earlier one did; confirming twice applies once). Raises NotFound, ImportClosed (undone,
-    or expired), HasErrors or Moved; then nothing is written."""
+    or expired), HasErrors, Unchanging or Moved; then nothing is written."""
     importacao = await _found(storage, id)
     if importacao.estado == "aplicada":
         return importacao, False
@@ -340,6 +353,8 @@ async def confirm(
         raise ImportClosed(importacao)
     if importacao.resumo["erros"]:
         raise HasErrors()
+    if not confirmable(importacao, now):
+        raise Unchanging()
     batch = autoria._replace(origem="importacao", lote=id)
     try:
         await storage.confirm_import(id, write_of, batch, chave, now)
@@ -361,13 +376,7 @@ async def _staged_again(storage: Storage, importacao: Importacao, now: float) ->
         "windows-1252" if importacao.codificacao == "windows-1252" else "utf-8"
     )
     report = await dry_run(storage, data, codificacao)
-    fresh = Importacao(
-        **{
-            **importacao.__dict__,
-            "expira_em": now + STAGED_FOR_S,
-            "resumo": report.resumo(),
-        }
-    )
+    fresh = dataclasses.replace(importacao, expira_em=now + STAGED_FOR_S, resumo=report.resumo())
     await storage.stage_import(fresh, data, report.lines)
     return fresh
 

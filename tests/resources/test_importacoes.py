@@ -434,3 +434,16 @@ def test_no_file_gives_a_server_error_or_a_partial_write(
     assert confirmed.status_code in (200, 409, 422), confirmed.text
     novos = report["resumo"]["novos"] if confirmed.status_code == 200 else 0
     assert count_products(db) == before + novos
+
+
+def test_an_import_that_changes_nothing_is_not_confirmed_so_there_is_nothing_to_undo(
+    client: TestClient,
+) -> None:
+    seed(client, "Caneca")
+    exported = client.get("/produtos?formato=csv").content
+    report = sent(client, exported).json()
+    assert "confirmacao" not in report["links"]
+    refused = client.post(f"{IMPORTS}/{report['id']}/confirmacao", headers=JSON)
+    assert refused.status_code == 422 and "não muda nada" in refused.json()["detail"]
+    undo = client.post(f"{IMPORTS}/{report['id']}/reversao", headers=JSON)
+    assert undo.status_code == 409

@@ -14,6 +14,7 @@ from catalogo.guard import IMPORT_PATH
 from catalogo.identity import visitor
 from catalogo.imports import LABELS, ReportPage
 from catalogo.produtos import as_datetime, format_field
+from catalogo.resources import shared_of
 from catalogo.resources.history_pages import event_lines
 from catalogo.resources.notices import import_undone_notice, shown
 from catalogo.storage import Importacao, Storage
@@ -31,7 +32,7 @@ def path_of(importacao: Importacao) -> str:
     return f"{IMPORT_PATH}/{importacao.id}"
 
 
-def links(importacao: Importacao, page: ReportPage | None = None) -> dict[str, str]:
+def links(importacao: Importacao, now: float, page: ReportPage | None = None) -> dict[str, str]:
     """Where to go from an import: the pages of its report, and its next step."""
     path = path_of(importacao)
     found: dict[str, str] = {}
@@ -39,7 +40,7 @@ def links(importacao: Importacao, page: ReportPage | None = None) -> dict[str, s
         found["prev"] = f"{path}?pagina={min(page.pagina, page.paginas + 1) - 1}"
     if page is not None and page.pagina < page.paginas:
         found["next"] = f"{path}?pagina={page.pagina + 1}"
-    if importacao.estado == "preparada" and not importacao.resumo["erros"]:
+    if imports.confirmable(importacao, now):
         found["confirmacao"] = f"{path}/confirmacao"
     if importacao.estado == "aplicada":
         found["reversao"] = f"{path}/reversao"
@@ -78,7 +79,7 @@ def representation(
             "alterados": page.alterados,
             "novos": page.novos,
         }
-    found["links"] = links(importacao, page)
+    found["links"] = links(importacao, now, page)
     return found
 
 
@@ -101,7 +102,7 @@ def imports_page(
         colunas=COLUMNS,
         vazio=importing.CLEAR,
         linhas=f"{importing.ROWS_MAXIMUM:,}".replace(",", "."),
-        limite=f"{request.app.state.shared.settings.import_max_bytes / 2**20:.0f} MiB",
+        limite=f"{shared_of(request).settings.import_max_bytes / 2**20:.0f} MiB",
     )
 
 
@@ -135,7 +136,7 @@ async def import_page(
             {**n, "preco": format_field("preco", Decimal(n["produto"]["preco"]))}
             for n in page.novos
         ],
-        links=links(importacao, page),
+        links=links(importacao, now, page),
         eventos=events,
         rotulos=LABELS,
         erro=erro,

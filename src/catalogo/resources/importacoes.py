@@ -174,6 +174,8 @@ class ConfirmacaoResource(Resource):
             applied, now = await imports.confirm(storage, importacao.id, autoria, key, time.time())
         except imports.HasErrors:
             raise errors.import_has_errors() from None
+        except imports.Unchanging:
+            raise errors.import_unchanging() from None
         except ImportClosed as closed:
             raise _closed(closed.importacao) from None
         except imports.Moved as moved:
