@@ -6,6 +6,7 @@ import io
 import time
 from decimal import Decimal
 
+import openpyxl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -227,5 +228,36 @@ def test_a_code_a_removed_product_keeps_is_refused_in_the_dry_run_with_the_forms
         assert [e.mensagem for e in report.erros] == [
             codigo_taken("c-1", kept.id or 0, removed=True)  # as the file writes it
         ]
+
+    run(database, test)
+
+
+def test_one_product_named_by_its_id_on_one_row_and_its_code_on_another_is_an_error(
+    database: str,
+) -> None:
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        made = await storage.create(Produto(nome="Caneca", preco=Decimal(10), codigo="X"), CLI)
+        data = csv_of("id;codigo;nome", f"{made.id};Y;", ";X;Novo nome")
+        report = await imports.dry_run(storage, data)
+        assert [str(e) for e in report.erros] == [
+            f"linha 3, código: Repetido: a linha 2 já altera o produto {made.id}."
+        ]
+
+    run(database, test)
+
+
+def test_a_stray_cell_far_right_of_a_sheet_does_not_widen_its_header(database: str) -> None:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["nome", "preco"])
+    sheet.append(["Caneca", 12.5])
+    sheet.cell(row=6, column=60, value="uma nota")
+    saved = io.BytesIO()
+    book.save(saved)
+
+    async def test(storage: Storage, passwords: Passwords) -> None:
+        report = await imports.dry_run(storage, saved.getvalue())
+        assert report.counts["novo"] == 1 and report.erros == []
 
     run(database, test)

@@ -107,7 +107,8 @@ def _decoded(data: bytes, codificacao: Codificacao) -> str:
 
 
 def _csv(text: str) -> Iterator[list[str]]:
-    first = text.split("\n", 1)[0]
+    end = text.find("\n")
+    first = text if end < 0 else text[:end]  # the header line, not a copy of the whole file
     delimiter = max(";,\t", key=first.count)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
@@ -134,7 +135,11 @@ def _sheet(data: bytes) -> Iterator[list[str]]:
     except Exception as error:
         raise _unreadable(error) from None
     try:
-        rows = book.worksheets[0].iter_rows(values_only=True) if book.worksheets else iter(())
+        # openpyxl pads every row to the sheet's last used column: no further than a header
+        # may reach (header() refuses more), whatever a stray cell far right says
+        sheet = book.worksheets[0] if book.worksheets else None
+        width = min(sheet.max_column or 1, COLUMNS_MAXIMUM + 1) if sheet else 1
+        rows = sheet.iter_rows(values_only=True, max_col=width) if sheet else iter(())
         while True:
             try:
                 row = next(rows, None)
@@ -165,6 +170,9 @@ def _text(value: object) -> str:
 
 def header(cells: list[str]) -> Header:
     """The header row's columns; raises ImportRefused for a column given twice or too many."""
+    cells = list(cells)
+    while cells and not cells[-1].strip():  # a spreadsheet's empty columns after the titles
+        cells.pop()
     if len(cells) > COLUMNS_MAXIMUM:
         raise ImportRefused(
             f"O arquivo tem {len(cells)} colunas; uma planilha de produtos tem no máximo "

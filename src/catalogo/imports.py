@@ -277,6 +277,11 @@ def _planned(
     ]
     if not changes:
         return None, {}
+    if ("produto", current.id) in lines_of:  # one product, named two ways on two rows
+        earlier = lines_of["produto", current.id]
+        field = "id" if row.id is not None else "codigo"
+        return None, {field: f"Repetido: a linha {earlier} já altera o produto {current.id}."}
+    lines_of["produto", current.id] = row.line
     write = Write(current.id, current.versao, produto)
     return Planned(row.line, current.id, produto.nome, changes, write), {}
 
