@@ -22,14 +22,13 @@ from typing import Any
 
 from starlette.datastructures import ImmutableMultiDict
 
-from catalogo import lotes
+from catalogo import lotes, services
 from catalogo.history import Autoria
 from catalogo.listing import Listing
 from catalogo.lotes import LoteInvalido, Pedido
 from catalogo.produtos import Produto
-from catalogo.search import IDS_MAXIMUM, Query
+from catalogo.search import Query
 from catalogo.storage import NotFound, Storage, VersionConflict, Write
-from catalogo.storage.paging import Cursor
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ async def selected(
         raise LoteInvalido("Selecione ao menos um produto.")
     if len(set(ids)) > most:
         raise LoteInvalido(_too_many(most))
-    by_id = await live(storage, set(ids))
+    by_id = await services.live(storage, "ids", set(ids))
     missing = sorted(set(ids) - set(by_id))
     if missing:
         raise LoteInvalido(
@@ -126,18 +125,6 @@ def _query_of(busca: str) -> Query:
         return Listing.parse(ImmutableMultiDict(pairs)).query
     except ValueError as error:  # ListingError is one
         raise LoteInvalido(f"busca: {error}") from None
-
-
-async def live(storage: Storage, ids: set[int]) -> dict[int, Produto]:
-    """The live products of these ids, a list page of 100 at a time (the list's own lookup)."""
-    found: dict[int, Produto] = {}
-    ordered = sorted(ids)
-    for start in range(0, len(ordered), IDS_MAXIMUM):
-        page = await storage.find(
-            Query(ids=tuple(ordered[start : start + IDS_MAXIMUM])), Cursor(IDS_MAXIMUM)
-        )
-        found.update((p.id or 0, p) for p in page.items)
-    return found
 
 
 def plan(pedido: Pedido, produtos: list[Produto], asker: str) -> Plan:
@@ -177,7 +164,7 @@ async def confirm(
         return len(seen), False
     if not seen:
         raise LoteInvalido("Nenhum produto mudaria.")
-    current = await live(storage, {id for id, _ in seen})
+    current = await services.live(storage, "ids", {id for id, _ in seen})
     moved = [id for id, versao in seen if id not in current or current[id].versao != versao]
     if moved:
         raise Moved(moved)

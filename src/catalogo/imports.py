@@ -26,11 +26,11 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from catalogo import importing
+from catalogo import importing, services
 from catalogo.errors import codigo_taken
 from catalogo.history import Autoria
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, format_field, validate
-from catalogo.search import IDS_MAXIMUM, Query, codigo_key
+from catalogo.search import codigo_key
 from catalogo.storage import (
     CodigoTaken,
     Importacao,
@@ -41,7 +41,6 @@ from catalogo.storage import (
     VersionConflict,
     Write,
 )
-from catalogo.storage.paging import Cursor
 from catalogo.storage.port import LineKind
 
 STAGED_FOR_S = 3600  # how long a dry run may be confirmed
@@ -146,14 +145,16 @@ async def dry_run(
     lines_of: dict[tuple[str, object], int] = {}
     try:
         while batch := await asyncio.to_thread(lambda: list(itertools.islice(rows, ROWS_READ))):
-            by_id = await _live(storage, "ids", {row.id for row in batch if row.id is not None})
+            by_id = await services.live(
+                storage, "ids", {row.id for row in batch if row.id is not None}
+            )
             named = (
                 importing.code_key(str(r.fields["codigo"])) for r in batch if r.fields.get("codigo")
             )
             codes = {key for key in named if key is not None}
             known = Known(
                 by_id,
-                await _live(storage, "codigos", codes),
+                await services.live(storage, "codigos", codes),
                 await storage.removed_codes(codes),
             )
             await asyncio.to_thread(_report, report, head, batch, known, lines_of)
@@ -197,21 +198,6 @@ def _report(
             report.inalterados += not problems
         else:
             report.add("novo" if planned.produto_id is None else "alterado", _planned_line(planned))
-
-
-async def _live(storage: Storage, by: str, keys: set[Any]) -> dict[Any, Produto]:
-    """The live products of these ids or codes, by id or by codigo_key, a list page of 100 at
-    a time (the list's own lookup)."""
-    found: dict[Any, Produto] = {}
-    ordered = sorted(keys)
-    for start in range(0, len(ordered), IDS_MAXIMUM):
-        batch = tuple(ordered[start : start + IDS_MAXIMUM])
-        query = Query(ids=batch) if by == "ids" else Query(codigos=batch)
-        page = await storage.find(query, Cursor(IDS_MAXIMUM))
-        for produto in page.items:
-            key = produto.id if by == "ids" else codigo_key(str(produto.codigo))
-            found[key] = produto
-    return found
 
 
 def _planned(

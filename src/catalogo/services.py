@@ -9,7 +9,7 @@ import time
 import unicodedata
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from catalogo import accounts, history
 from catalogo.accounts import (
@@ -26,8 +26,9 @@ from catalogo.exports import CsvRows, Format, Workbook
 from catalogo.history import Autoria
 from catalogo.merge import Merge, merge
 from catalogo.produtos import Produto, keeping_codigo
-from catalogo.search import Query
+from catalogo.search import IDS_MAXIMUM, Query, codigo_key
 from catalogo.storage import Storage, UnknownUser, VersionConflict
+from catalogo.storage.paging import Cursor
 
 MERGE_ATTEMPTS = 5  # merges in a row that another write overtook before the save gives up
 AUTHORS_READ = 200  # the events read to name who changed the product since v
@@ -223,3 +224,19 @@ async def xlsx_export(storage: Storage, query: Query) -> str:
         raise
     finally:
         await chunks.aclose()
+
+
+async def live(
+    storage: Storage, by: Literal["ids", "codigos"], keys: set[Any]
+) -> dict[Any, Produto]:
+    """The live products of these ids or codes, keyed by id or by codigo_key: the list's own
+    lookup, a page of 100 at a time (an import's rows, a batch's products)."""
+    found: dict[Any, Produto] = {}
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), IDS_MAXIMUM):
+        batch = tuple(ordered[start : start + IDS_MAXIMUM])
+        query = Query(ids=batch) if by == "ids" else Query(codigos=batch)
+        page = await storage.find(query, Cursor(IDS_MAXIMUM))
+        for produto in page.items:
+            found[produto.id if by == "ids" else codigo_key(str(produto.codigo))] = produto
+    return found

@@ -269,3 +269,13 @@ def test_an_imports_id_is_no_batch_and_a_batch_id_sent_is_not_taken(
     assert done.status_code == 200 and done.json()["lote"] != imported
     assert prices(db) == {1: Decimal("30.00")}
     assert db.execute("SELECT estado FROM importacoes").fetchall() == [("aplicada",)]
+
+
+def test_the_list_offers_all_n_of_a_search_only_within_the_cap(database: str) -> None:
+    base = Settings(database_url=database, allowed_hosts=("testserver",), access_log=False)
+    with TestClient(create_app(Settings(**{**base.__dict__, "batch_max": 2}))) as client:
+        for n in range(3):
+            made(client, f"Caneca {n}", "1")
+        assert "desta busca" not in client.get("/produtos?q=caneca").text
+        made(client, "Copo", "1")
+        assert "Aplicar a todos os 1 produto desta busca" in client.get("/produtos?q=copo").text

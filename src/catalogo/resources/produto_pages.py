@@ -11,12 +11,12 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import history, lotes, templating
+from catalogo import history, templating
 from catalogo.identity import Visitor, visitor
 from catalogo.listing import LIST_PATH, Listing, ListingError
 from catalogo.precos import format_preco, preco_for_input
 from catalogo.produtos import CAMPOS, Produto, format_field
-from catalogo.resources import VARY, notices
+from catalogo.resources import VARY, notices, shared_of
 from catalogo.search import END, Ordem, Position
 from catalogo.services import MergeConflict
 from catalogo.storage.paging import COUNT_CAP, Cursor, Page
@@ -123,6 +123,7 @@ def list_page(
         links["last"] = listing.at(Cursor(page.next.limit, before=END)).url
     shown = describe(listing)
     who = visitor(request)
+    most = min(shared_of(request).settings.batch_max, COUNT_CAP)  # "todos os N": one batch
     retorno, lista = listing.carried(""), listing.encoded
     return notices.with_notice(
         request,
@@ -147,9 +148,8 @@ def list_page(
         pagina=page,
         linhas=_rows(page, retorno, lista, who is None or who.pode_editar),
         posicao=where,
-        todos=_counted(page.total) if page.total is not None and page.total <= COUNT_CAP else None,
+        todos=_counted(page.total) if page.total is not None and page.total <= most else None,
         busca_do_lote=listing.search,
-        acoes_do_lote=_BATCH_ACTIONS,
         links=links,
         colunas=[_header(listing, column) for column in _COLUMNS],
         primeira_pagina=first,
@@ -160,7 +160,6 @@ def list_page(
     )
 
 
-_BATCH_ACTIONS = list(lotes.ACOES.items())
 # A list page's rows, by all they show: most of a list page's cost is rendering them, and most
 # list pages shown are shown again (page 1, unchanged since).
 _ROWS = templating.Memo()

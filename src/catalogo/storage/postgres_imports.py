@@ -22,6 +22,10 @@ _FORGET_LINES = numbered(sql.FORGET_LINES)
 _CONFIRM = numbered(sql.CONFIRM)
 _UNDO = numbered(sql.UNDO)
 _IMPORT = numbered(sql.IMPORT)
+_IMPORTS = numbered(sql.IMPORTS)
+_IMPORT_FILE = numbered(sql.IMPORT_FILE)
+_IMPORT_LINES = numbered(sql.IMPORT_LINES)
+_BATCH_PAGE = numbered(sql.BATCH_PAGE)
 _WRITE_LINES = numbered(sql.WRITE_LINES)
 _LINE_COLUMNS = ["importacao_id", "tipo", "posicao", "dados"]
 
@@ -61,16 +65,16 @@ class PostgresImports(PostgresPool):
         return {key: id for key, id in rows}
 
     async def importacoes(self, limit: int) -> list[Importacao]:
-        return [sql.importacao_of(row) for row in await self._fetch(numbered(sql.IMPORTS), limit)]
+        return [sql.importacao_of(row) for row in await self._fetch(_IMPORTS, limit)]
 
     async def import_file(self, id: str) -> bytes | None:
-        rows = await self._fetch(numbered(sql.IMPORT_FILE), id)
+        rows = await self._fetch(_IMPORT_FILE, id)
         return bytes(rows[0][0]) if rows and rows[0][0] is not None else None
 
     async def import_lines(
         self, id: str, tipo: LineKind, offset: int, limit: int
     ) -> list[dict[str, Any]]:
-        rows = await self._fetch(numbered(sql.IMPORT_LINES), id, tipo, limit, offset)
+        rows = await self._fetch(_IMPORT_LINES, id, tipo, limit, offset)
         return [orjson.loads(row[0]) for row in rows]
 
     async def confirm_import(
@@ -103,7 +107,7 @@ class PostgresImports(PostgresPool):
         return await self._change(undo)
 
     async def batch_events(self, lote: str, offset: int, limit: int) -> list[Evento]:
-        rows = await self._fetch(numbered(sql.BATCH_PAGE), lote, limit, offset)
+        rows = await self._fetch(_BATCH_PAGE, lote, limit, offset)
         return [sql.evento_of(row) for row in rows]
 
 
