@@ -13,6 +13,7 @@ the page with its parts pasted in.
 import functools
 import hashlib
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -89,6 +90,10 @@ class Templates:
     ) -> HTMLResponse:
         return HTMLResponse(self.templates[template].render(context), status_code, headers)
 
+    def page(self, template: str, **context: Any) -> bytes:
+        """A whole page as it is sent, for Pages to keep."""
+        return self.templates[template].render(context).encode()
+
     def fragment(self, template: str, **context: Any) -> Markup:
         """A part of a page, rendered on its own (a list's row), to be pasted in as it is."""
         return Markup(self.templates[template].render(context))  # noqa: S704 - autoescaped
@@ -111,6 +116,38 @@ class Memo:
                 self._made.clear()
             found = self._made[key] = make()
         return found
+
+
+class Pages:
+    """Whole pages as they are sent, by everything they are made from (their key, as Memo's):
+    a product's edit page is rendered once per version and kind of visitor, not on every read,
+    and can never be stale, since what the key does not hold the page cannot show. The least
+    recently shown go first once `budget` bytes are kept: a page's, its key's text and
+    ENTRY_BYTES for the rest of what keeping it takes."""
+
+    ENTRY_BYTES = 512  # the key's tuple and numbers, the dict's node: measured, rounded up
+
+    def __init__(self, budget: int) -> None:
+        self._kept: OrderedDict[Hashable, bytes] = OrderedDict()
+        self._budget = budget
+        self._size = 0
+
+    def get(self, key: Hashable, make: Callable[[], bytes]) -> bytes:
+        kept = self._kept
+        found = kept.get(key)
+        if found is not None:
+            kept.move_to_end(key)
+            return found
+        found = kept[key] = make()
+        self._size += self._bytes(key, found)
+        while self._size > self._budget:
+            self._size -= self._bytes(*kept.popitem(last=False))
+        return found
+
+    def _bytes(self, key: Hashable, page: bytes) -> int:
+        parts = key if isinstance(key, tuple) else (key,)
+        text = sum(len(part) for part in parts if isinstance(part, str | bytes))
+        return len(page) + text + self.ENTRY_BYTES
 
 
 @functools.cache  # the templates ship in the package: compiled once per process, not per app

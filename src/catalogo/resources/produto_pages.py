@@ -9,7 +9,7 @@ from typing import Any
 
 from markupsafe import Markup
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 
 from catalogo import history, templating
 from catalogo.identity import Visitor, visitor
@@ -74,6 +74,7 @@ _COLUMNS = (
 _EN_DASH = "\u2013"  # between the first and the last number of a range, as print sets it
 _DIRECTION = {"ascending": "crescente", "descending": "decrescente"}
 _TYPED = ("q", "preco_min", "preco_max", "ordem")
+EMPTY_FORM = dict.fromkeys(CAMPOS, "")  # the new form, and the fields a body left out
 
 
 def typed(parameters: Mapping[str, str]) -> dict[str, str]:
@@ -263,6 +264,49 @@ def _price_field(preco: Decimal | None) -> str:
     return "" if preco is None else preco_for_input(preco)
 
 
+# Pages as a GET shows them, whole (templating.Pages): a worker keeps 32 MiB of them.
+_PAGES = templating.Pages(32 * 1024 * 1024)
+
+
+def product_page(request: Request, produto: Produto, headers: dict[str, str]) -> Response:
+    """The edit page as a GET shows it, rendered once per version of the product, list to
+    return to (the query string) and visitor: the key holds every value the page shows."""
+    who = visitor(request)
+    query = request.scope["query_string"]
+    key = (
+        "editar",
+        produto.id,
+        produto.versao,
+        produto.codigo,
+        produto.nome,
+        produto.descricao,
+        produto.preco,
+        produto.criado_em,
+        produto.atualizado_em,
+        query,
+        who,
+    )
+
+    def make() -> bytes:
+        listing = Listing.returning_to(request.query_params)
+        context = _editing(who, produto, form_values(produto), {}, listing)
+        return templating.load().page("produtos/editar.html", **context)
+
+    return HTMLResponse(_PAGES.get(key, make), headers=headers)
+
+
+def new_form_page(request: Request) -> Response:
+    """The empty new-product form: the same for every visitor of a kind and list to return to."""
+    who = visitor(request)
+
+    def make() -> bytes:
+        listing = Listing.returning_to(request.query_params)
+        context = _creating(who, listing, EMPTY_FORM, {})
+        return templating.load().page("produtos/novo.html", **context)
+
+    return HTMLResponse(_PAGES.get(("novo", request.scope["query_string"], who), make), 200, VARY)
+
+
 def edit_page(
     who: Visitor | None,
     produto: Produto,
@@ -280,18 +324,36 @@ def edit_page(
         "produtos/editar.html",
         status_code,
         headers or {"Cache-Control": "no-cache", **VARY},
-        produto=produto,
-        valores=values,
-        erros=problems,
-        lista=listing.encoded,
-        volta=listing.url,
-        edicao=listing.carried(f"/produtos/{produto.id}"),
-        escolhas=escolhas,
-        mantidos=mantidos,
-        remocao_recusada=remocao_recusada,
-        autores=notices.people(autores) if autores else "outra pessoa",
-        quem=who,
+        **_editing(
+            who, produto, values, problems, listing, escolhas, mantidos, remocao_recusada, autores
+        ),
     )
+
+
+def _editing(
+    who: Visitor | None,
+    produto: Produto,
+    values: dict[str, Any],
+    problems: dict[str, str],
+    listing: Listing,
+    escolhas: dict[str, tuple[tuple[str, str], tuple[str, str]]] | None = None,
+    mantidos: list[str] | None = None,
+    remocao_recusada: list[tuple[str, str, str]] | None = None,
+    autores: list[str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "produto": produto,
+        "valores": values,
+        "erros": problems,
+        "lista": listing.encoded,
+        "volta": listing.url,
+        "edicao": listing.carried(f"/produtos/{produto.id}"),
+        "escolhas": escolhas,
+        "mantidos": mantidos,
+        "remocao_recusada": remocao_recusada,
+        "autores": notices.people(autores) if autores else "outra pessoa",
+        "quem": who,
+    }
 
 
 def new_page(
@@ -302,16 +364,21 @@ def new_page(
     status_code: int = 200,
 ) -> Response:
     return templating.load().render(
-        "produtos/novo.html",
-        status_code,
-        VARY,
-        escolhas=None,
-        valores=values,
-        erros=problems,
-        lista=listing.encoded,
-        volta=listing.url,
-        quem=who,
+        "produtos/novo.html", status_code, VARY, **_creating(who, listing, values, problems)
     )
+
+
+def _creating(
+    who: Visitor | None, listing: Listing, values: dict[str, Any], problems: dict[str, str]
+) -> dict[str, Any]:
+    return {
+        "escolhas": None,
+        "valores": values,
+        "erros": problems,
+        "lista": listing.encoded,
+        "volta": listing.url,
+        "quem": who,
+    }
 
 
 def form_values(produto: Produto) -> dict[str, Any]:

@@ -49,13 +49,15 @@ from catalogo.resources import (
 from catalogo.resources.exports import export_response
 from catalogo.resources.notices import to_the_list
 from catalogo.resources.produto_pages import (
+    EMPTY_FORM,
     Found,
     changes_between,
     conflict_page,
     edit_page,
-    form_values,
     list_page,
+    new_form_page,
     new_page,
+    product_page,
     removal_refused_page,
     typed,
 )
@@ -63,7 +65,6 @@ from catalogo.services import MergeConflict, save_merged, since
 from catalogo.storage import CodigoTaken, NotFound, QueryTimeout, VersionConflict
 from catalogo.storage.paging import COUNT_CAP, COUNT_EXACT, Cursor
 
-_EMPTY = dict.fromkeys(CAMPOS, "")
 _LIST_MEDIA = (HTML, JSON, CSV, XLSX)
 # What a list asks as a file: `formato` (for people) first, else its Accept (for programs).
 _EXPORTS: dict[str, Format] = {"csv": "csv", "xlsx": "xlsx", CSV: "rfc4180", XLSX: "xlsx"}
@@ -159,7 +160,7 @@ class NovoProdutoResource(Resource):
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
-        return new_page(visitor(request), Listing.returning_to(request.query_params), _EMPTY, {})
+        return new_form_page(request)
 
 
 class ProdutoResource(Resource):
@@ -177,10 +178,7 @@ class ProdutoResource(Resource):
             return Response(status_code=304, headers=headers)
         if media == JSON:
             return json_response(representation(produto), headers=headers)
-        listing = Listing.returning_to(request.query_params)
-        return edit_page(
-            visitor(request), produto, form_values(produto), {}, listing, headers=headers
-        )
+        return product_page(request, produto, headers)
 
     async def put(self, request: Request) -> Response:
         media = negotiate(request)
@@ -245,7 +243,7 @@ def _refused_new(
     """422: the fields named, and for a person the form again with what they typed."""
     if media == JSON:
         return error_responses.invalid_fields(request, problems)
-    values = {**_EMPTY, **submitted.fields}
+    values = {**EMPTY_FORM, **submitted.fields}
     return new_page(visitor(request), submitted.listing, values, problems, 422)
 
 
@@ -254,7 +252,7 @@ async def _refused_edit(
 ) -> Response:
     if media == JSON:
         return error_responses.invalid_fields(request, problems)
-    values = {**_EMPTY, **submitted.fields, "versao": submitted.based_on or ""}
+    values = {**EMPTY_FORM, **submitted.fields, "versao": submitted.based_on or ""}
     existing = await _existing(request)
     return edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
 

@@ -1,0 +1,147 @@
+"""The pages a worker keeps (produto_pages.product_page, new_form_page): each read shows what is
+stored now, to whoever is asking now, through HTTP on the real app and a real database."""
+
+import re
+
+import pytest
+from starlette.testclient import TestClient
+
+from catalogo import templating
+from tests.databases import Database
+from tests.helpers import JSON, SENHA, add_user, create_via_form, sign_in
+from tests.resources.test_contas import as_browser, second_browser
+
+
+def _name_shown(page: str) -> str:
+    found = re.search(r'name="produto.nome" type="text" value="([^"]*)"', page)
+    assert found is not None, page
+    return found.group(1)
+
+
+class TestTheEditPageKept:
+    def test_a_new_version_is_shown_at_once(self, client: TestClient, db: Database) -> None:
+        id = create_via_form(client, db, "Caneta")
+        assert _name_shown(client.get(f"/produtos/{id}").text) == "Caneta"
+        client.post(
+            f"/produtos/{id}",
+            data={"_method": "PUT", "produto.nome": "Lápis", "produto.preco": "2,50"},
+        )
+        assert _name_shown(client.get(f"/produtos/{id}").text) == "Lápis"
+
+    def test_a_change_written_by_another_instance_is_shown_at_once(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneta")
+        client.get(f"/produtos/{id}")
+        db.execute("UPDATE produtos SET nome = 'Borracha' WHERE id = ?", (id,))
+        assert _name_shown(client.get(f"/produtos/{id}").text) == "Borracha"
+
+    def test_a_removed_product_is_gone_and_a_restored_one_back(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneta")
+        page = client.get(f"/produtos/{id}")
+        client.post(f"/produtos/{id}", data={"_method": "DELETE"})
+        assert client.get(f"/produtos/{id}").status_code == 404
+        assert client.post(f"/produtos/{id}/restauracao").status_code == 303
+        again = client.get(f"/produtos/{id}")
+        assert again.status_code == 200
+        assert again.headers["etag"] != page.headers["etag"]
+        assert _name_shown(again.text) == "Caneta"
+
+    def test_the_list_to_return_to_is_the_one_asked_for(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db, "Caneta")
+        plain = client.get(f"/produtos/{id}").text
+        searched = client.get(f"/produtos/{id}", params={"lista": "q=caneta"}).text
+        assert 'href="/produtos?q=caneta"' in searched
+        assert 'href="/produtos?q=caneta"' not in plain
+        assert client.get(f"/produtos/{id}", params={"lista": "depois=x"}).status_code == 400
+
+    @pytest.mark.parametrize(
+        "accept",
+        ["application/json", "text/html;q=0.5, application/json", "application/*"],
+    )
+    def test_a_program_gets_json_after_a_browser_was_shown_the_page(
+        self, client: TestClient, db: Database, accept: str
+    ) -> None:
+        id = create_via_form(client, db, "Caneta")
+        assert client.get(f"/produtos/{id}").headers["content-type"].startswith("text/html")
+        json = client.get(f"/produtos/{id}", headers={"accept": accept})
+        assert json.headers["content-type"] == "application/json"
+        assert json.json()["nome"] == "Caneta"
+        head = client.head(f"/produtos/{id}")
+        assert head.content == b""
+        assert head.headers["etag"] == client.get(f"/produtos/{id}").headers["etag"]
+
+    def test_each_visitor_sees_their_own_page_across_signing_in_and_out(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "maria", "admin")
+        add_user(database, "joao", "leitor")
+        assert sign_in(client).status_code == 303
+        id = create_via_form(client, db, "Caneta")
+        maria = client.get(f"/produtos/{id}").text
+        assert "maria <span" in maria and "Salvar" in maria
+        joao = as_browser(second_browser(client, "joao"))
+        as_joao = client.get(f"/produtos/{id}", headers=joao).text
+        assert "joao <span" in as_joao and "maria" not in as_joao and "Salvar" not in as_joao
+        promoted = client.post(
+            "/usuarios/joao", data={"_method": "PUT", "papel": "editor", "ativo": "sim"}
+        )
+        assert promoted.status_code == 303
+        assert "Salvar" in client.get(f"/produtos/{id}", headers=joao).text
+        client.post("/sair")
+        anonymous = client.get(f"/produtos/{id}").text
+        assert "maria" not in anonymous and "Entrar</a>" in anonymous
+        ended = client.get(f"/produtos/{id}", headers=as_browser("x" * 43)).text
+        assert "maria" not in ended
+
+    def test_a_session_ended_elsewhere_is_said_on_the_page(
+        self, client: TestClient, database: str, db: Database
+    ) -> None:
+        add_user(database, "maria", "editor")
+        other = second_browser(client, "maria")
+        sign_in(client)
+        id = create_via_form(client, db, "Caneta")
+        client.post("/sair")
+        assert "maria" in client.get(f"/produtos/{id}", headers=as_browser(other)).text
+        client.cookies.set("sessao", other)
+        client.post("/sair")
+        client.cookies.clear()
+        ended = client.get(f"/produtos/{id}", headers=as_browser(other)).text
+        assert "Sua sessão terminou." in ended
+        assert "Sua sessão terminou." not in client.get(f"/produtos/{id}").text
+
+
+class TestTheNewFormKept:
+    def test_it_follows_the_list_to_return_to(self, client: TestClient) -> None:
+        anonymous = client.get("/produtos/novo").text
+        assert "Entrar" not in anonymous and 'name="lista"' not in anonymous
+        assert 'value="q=caneta"' in client.get("/produtos/novo?lista=q%3Dcaneta").text
+        assert client.get("/produtos/novo", headers=JSON).status_code == 406
+
+    def test_it_follows_who_signs_in_and_out(self, client: TestClient, database: str) -> None:
+        add_user(database, "maria", "editor", SENHA)
+        sign_in(client)
+        assert "maria <span" in client.get("/produtos/novo").text
+        client.post("/sair")
+        assert client.get("/produtos/novo").headers["location"].startswith("/entrar")
+
+
+class TestPages:
+    def test_the_least_recently_shown_go_first_once_the_budget_is_spent(self) -> None:
+        pages = templating.Pages(3 * (100 + templating.Pages.ENTRY_BYTES))
+        made: list[int] = []
+
+        def show(n: int) -> None:
+            def page() -> bytes:
+                made.append(n)
+                return b"x" * 100
+
+            pages.get(n, page)
+
+        for n in (1, 2, 3, 1, 4, 1, 2):  # 1 shown again before 4 comes: 2 is the oldest
+            show(n)
+        assert made == [1, 2, 3, 4, 2]
