@@ -8,9 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
+from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from catalogo.produtos import ID_MAXIMO, numbers_up_to
+from catalogo.resources import Resource
 from tests.databases import Database
 from tests.helpers import (
     create_via_form,
@@ -142,6 +144,20 @@ def test_each_method_and_path_gets_its_status_and_allow(
         assert response.headers["vary"] == "Accept"
         assert response.headers["content-type"] == "text/html; charset=utf-8"
         assert '<link rel="stylesheet" href="/static/catalogo.css">' in response.text
+
+
+_EXAMPLES = {"produto_id": "1", "importacao": "0" * 32, "id": "1", "str": "maria"}
+
+
+def test_each_route_is_reached_at_its_own_path(client: TestClient) -> None:
+    """A method no class answers gets the Allow of the class that refused it: each path's own."""
+    routes = [route for route in client.app.routes if isinstance(route, Route)]  # type: ignore[attr-defined]
+    for route in routes:
+        path = re.sub(r"{\w+(?::(\w+))?}", lambda m: _EXAMPLES[m.group(1) or "str"], route.path)
+        response = client.request("TRACE", path)
+        assert response.status_code == 405, path
+        resource: type[Resource] = route.endpoint  # type: ignore[assignment]
+        assert response.headers["allow"] == ", ".join(resource.allowed), path
 
 
 def test_a_405_page_speaks_plainly_and_the_problem_names_the_methods(client: TestClient) -> None:

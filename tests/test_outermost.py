@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.testclient import TestClient
@@ -253,6 +254,21 @@ class TestTheLayer:
         assert sent[0]["status"] == 500 and b"x-request-id" in dict(sent[0]["headers"])
         line = json.loads(capfd.readouterr().err)
         assert (line["status"], line["bytes"]) == (500, len("falhou"))
+
+    def test_an_error_a_handler_knows_gets_its_answer_and_goes_no_further(
+        self, capfd: pytest.CaptureFixture[str]
+    ) -> None:
+        async def missing(scope: Scope, receive: Receive, send: Send) -> None:
+            raise HTTPException(404)
+
+        async def not_found(request: Request, error: Exception) -> Response:
+            return PlainTextResponse("não há", 404)
+
+        sent: list[Message] = []
+        handlers = {HTTPException: not_found}
+        _call(Outermost(missing, True, _last_resort, (), handlers=handlers), sent=sent)
+        assert sent[0]["status"] == 404 and b"x-request-id" in dict(sent[0]["headers"])
+        assert json.loads(capfd.readouterr().err)["status"] == 404
 
     def test_an_error_after_the_answer_began_is_not_answered_again(
         self, capfd: pytest.CaptureFixture[str]

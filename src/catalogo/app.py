@@ -12,16 +12,15 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.middleware import Middleware
-from starlette.middleware.exceptions import ExceptionMiddleware
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from catalogo import error_responses, logs, migrations, openapi
 from catalogo.access import Access
 from catalogo.accounts import Passwords
 from catalogo.guard import SECURITY_HEADERS, Guard
-from catalogo.outermost import LastResort, Outermost
+from catalogo.outermost import Handlers, LastResort, Outermost
 from catalogo.produtos import ID_PATTERN
 from catalogo.resources import Shared
 from catalogo.resources.contas import (
@@ -97,26 +96,64 @@ register_url_convertor("importacao", ImportId())
 register_url_convertor("id", ProdutoId())  # sessions' and tokens' ids follow the same rule
 
 
+class _Router(Router):
+    """Starlette's router, with the routes that have no parameters looked up by their path:
+    Starlette tries each route's pattern in turn, and /healthz, the 27th, paid more for its
+    way there than for its answer. A path goes to the route it went to before: one that an
+    earlier route's pattern also matches is left to the patterns, in their order."""
+
+    def __init__(self, routes: list[BaseRoute], **options: Any) -> None:
+        super().__init__(routes, **options)
+        self._exact: dict[str, Route] = {}
+        self._patterns: list[BaseRoute] = []
+        for route in routes:
+            if (
+                isinstance(route, Route)
+                and not route.param_convertors
+                and not route.methods
+                and not any(
+                    not isinstance(earlier, Route | Mount) or earlier.path_regex.match(route.path)
+                    for earlier in self._patterns
+                )
+            ):
+                self._exact.setdefault(route.path, route)
+            else:
+                self._patterns.append(route)
+
+    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route = None
+        if scope["type"] == "http" and not scope.get("root_path"):
+            route = self._exact.get(scope["path"])
+        if route is None:
+            await super().app(scope, receive, send)
+            return
+        scope.setdefault("router", self)
+        scope["route"] = route
+        scope["endpoint"] = route.endpoint
+        scope["path_params"] = dict(scope.get("path_params", {}))
+        await route.handle(scope, receive, send)
+
+
 class _Catalogo(Starlette):
     """Starlette with the access log (outermost.py) outermost, in the place of Starlette's
-    ServerErrorMiddleware, whose work it does: it sees every answer, a 500 too, and gives each
-    its request id first; and a request goes through one layer fewer. The rest is Starlette's
-    own stack: the middleware given, then ExceptionMiddleware with the other handlers, then
-    the router."""
+    ServerErrorMiddleware and ExceptionMiddleware, whose work it does: it sees every answer, a
+    500 too, and gives each its request id first; and a request goes through two layers fewer.
+    Inside it, the middleware given, then the router."""
 
     def __init__(
-        self, access_log: Callable[[ASGIApp, LastResort], ASGIApp], **options: Any
+        self, access_log: Callable[[ASGIApp, LastResort, Handlers], ASGIApp], **options: Any
     ) -> None:
         super().__init__(**options)
+        self.router = _Router(options["routes"], lifespan=options["lifespan"])
         self._access_log = access_log
 
     def build_middleware_stack(self) -> ASGIApp:
         handlers = dict(self.exception_handlers)
         last_resort = handlers.pop(Exception)
-        app: ASGIApp = ExceptionMiddleware(self.router, handlers=handlers)
+        app: ASGIApp = self.router
         for cls, args, kwargs in reversed(self.user_middleware):
             app = cls(app, *args, **kwargs)
-        return self._access_log(app, last_resort)
+        return self._access_log(app, last_resort, handlers)
 
 
 def create_app(settings: Settings | None = None) -> Starlette:
@@ -194,8 +231,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await storage.close()
 
     app = _Catalogo(
-        lambda inner, last_resort: Outermost(
-            inner, settings.access_log, last_resort, SECURITY_HEADERS, observe
+        lambda inner, last_resort, handlers: Outermost(
+            inner, settings.access_log, last_resort, SECURITY_HEADERS, observe, handlers
         ),
         routes=routes,
         middleware=[Middleware(Guard, settings=settings)],

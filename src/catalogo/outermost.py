@@ -18,11 +18,13 @@ routing (the guard's 400, 403, 408, 413) or matching no route (404); `path` is t
 percent-decoded, cut at 1,024 characters; `method` is the method as sent, before a form's
 `_method`.
 
-It is also the last resort: an exception that reaches it before an answer began is answered
-with `last_resort` (errors.py's 500 page), then raised on for the server, as Starlette's
-ServerErrorMiddleware does. app.py puts it there instead of that middleware, so a 500 is
-logged, and carries its id, like any other answer, and a request goes through one layer
-fewer: each costs about as much as the access-log line (docs/operations.md).
+It also answers every exception that reaches it before an answer began: those `handlers`
+know (an HTTPException's 404 or 405, a database that is unavailable) by their handler, as
+Starlette's ExceptionMiddleware does, and any other with `last_resort` (errors.py's 500 page),
+then raised on for the server, as Starlette's ServerErrorMiddleware does. app.py puts it in
+the place of both, so a 500 is logged, and carries its id, like any other answer, and a request
+goes through two layers fewer: each cost about as much as the access-log line
+(docs/operations.md).
 """
 
 import asyncio
@@ -30,7 +32,7 @@ import itertools
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import orjson
 from starlette.requests import Request
@@ -48,6 +50,7 @@ PATH_LIMIT = 1024
 # seconds taken, and the response's headers.
 Observer = Callable[[str, str | None, int, float, Sequence[tuple[bytes, bytes]]], None]
 LastResort = Callable[[Request, Exception], Awaitable[Response]]
+Handlers = Mapping[type[Exception], LastResort]
 
 
 def request_id(request: Request) -> str:
@@ -75,11 +78,13 @@ class Outermost:
         last_resort: LastResort,
         headers: Sequence[tuple[bytes, bytes]],
         observe: Observer | None = None,
+        handlers: Handlers | None = None,
     ) -> None:
         """`headers` go on every answer, the last resort's 500 included."""
         self.app = app
         self.enabled = enabled
         self.last_resort = last_resort
+        self.handlers = dict(handlers or {})
         self.headers = tuple(headers)
         self.observe = observe
         # Ids made here: this process's random prefix and a count. Starlette builds this
@@ -117,10 +122,13 @@ class Outermost:
         try:
             await self.app(scope, receive, send_with_id)
         except Exception as error:
-            if not headers:  # nothing sent yet: the 500 page, then the error goes on up
-                answer = await self.last_resort(Request(scope), error)
-                await answer(scope, receive, send_with_id)
-            raise
+            if headers:  # an answer began: too late for another
+                raise
+            handler = self._handler(error)
+            answer = await (handler or self.last_resort)(Request(scope), error)
+            await answer(scope, receive, send_with_id)
+            if handler is None:  # a bug: after its 500 page, the error goes on up
+                raise
         finally:
             seconds = time.perf_counter() - started
             route = scope.get("route")
@@ -131,6 +139,14 @@ class Outermost:
                 self._answered.append((time.time(), scope, method, template, status, seconds, size))
             if self.observe is not None:
                 self.observe(method, template, status, seconds, headers)
+
+    def _handler(self, error: Exception) -> LastResort | None:
+        """The handler of the most specific class of `error` that has one, as Starlette
+        chooses."""
+        for cls in type(error).__mro__:
+            if cls in self.handlers:
+                return self.handlers[cls]
+        return None
 
     def _write(self) -> None:
         """The lines of every request answered in one turn of the event loop, in one write
