@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 from starlette.types import Message, Receive, Scope, Send
 
 from catalogo.app import create_app
-from catalogo.outermost import Outermost
+from catalogo.outermost import Handlers, Outermost
 from catalogo.settings import Settings
 from tests.helpers import JSON, ONLY_SQLITE, FailingStorage, storage_replaced
 from tests.processes import http_client, start_serving, stop
@@ -265,7 +265,7 @@ class TestTheLayer:
             return PlainTextResponse("não há", 404)
 
         sent: list[Message] = []
-        handlers = {HTTPException: not_found}
+        handlers: Handlers = {HTTPException: not_found}
         _call(Outermost(missing, True, _last_resort, (), handlers=handlers), sent=sent)
         assert sent[0]["status"] == 404 and b"x-request-id" in dict(sent[0]["headers"])
         assert json.loads(capfd.readouterr().err)["status"] == 404
