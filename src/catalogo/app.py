@@ -121,17 +121,32 @@ class _Router(Router):
                 self._patterns.append(route)
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
-        route = None
-        if scope["type"] == "http" and not scope.get("root_path"):
-            route = self._exact.get(scope["path"])
+        """What Starlette's does for a route that matches in full; anything else (a Mount, no
+        route at all, a lifespan) is Starlette's own to do."""
+        if scope["type"] != "http" or scope.get("root_path"):
+            await super().app(scope, receive, send)
+            return
+        path = scope["path"]
+        route = self._exact.get(path)
+        params: dict[str, Any] = {}
+        if route is None:
+            for pattern in self._patterns:
+                if not isinstance(pattern, Route) or pattern.methods:
+                    break  # Starlette's own matching from here
+                found = pattern.path_regex.match(path)
+                if found:
+                    route = pattern
+                    convertors = pattern.param_convertors
+                    params = {k: convertors[k].convert(v) for k, v in found.groupdict().items()}
+                    break
         if route is None:
             await super().app(scope, receive, send)
             return
         scope.setdefault("router", self)
         scope["route"] = route
         scope["endpoint"] = route.endpoint
-        scope["path_params"] = dict(scope.get("path_params", {}))
-        await route.handle(scope, receive, send)
+        scope["path_params"] = {**scope.get("path_params", {}), **params}
+        await route.app(scope, receive, send)
 
 
 class _Catalogo(Starlette):

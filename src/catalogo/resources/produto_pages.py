@@ -268,7 +268,7 @@ def _price_field(preco: Decimal | None) -> str:
 _PAGES = templating.Pages(40 * 1024 * 1024)
 
 
-def product_page(request: Request, produto: Produto, headers: dict[str, str]) -> Response:
+def product_page(request: Request, produto: Produto) -> bytes:
     """The edit page as a GET shows it, rendered once per version of the product, list to
     return to (the query string) and visitor: the key holds every value the page shows."""
     who = visitor(request)
@@ -292,7 +292,7 @@ def product_page(request: Request, produto: Produto, headers: dict[str, str]) ->
         context = _editing(who, produto, form_values(produto), {}, listing)
         return templating.load().page("produtos/editar.html", **context)
 
-    return HTMLResponse(_PAGES.get(key, make), headers=headers)
+    return _PAGES.get(key, make)
 
 
 def new_form_page(request: Request) -> Response:

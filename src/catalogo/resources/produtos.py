@@ -15,6 +15,7 @@ answer (idempotency.py).
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+import orjson
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -26,7 +27,7 @@ from catalogo.exports import CSV, XLSX, Format, TooManyRows
 from catalogo.history import Autoria
 from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing, ListingError, parse_formato
-from catalogo.negotiation import HTML, JSON, body_is_json
+from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, body_is_json
 from catalogo.produtos import (
     CAMPOS,
     ID_MAXIMO,
@@ -37,6 +38,7 @@ from catalogo.produtos import (
 )
 from catalogo.resources import (
     VARY,
+    Prepared,
     Resource,
     autoria_of,
     conflict,
@@ -173,12 +175,15 @@ class ProdutoResource(Resource):
         conditional.check(request, produto)
         if produto is None:
             raise await _not_found(request, id)
-        headers = {**etag(request, produto, media), "Cache-Control": "no-cache", **VARY}
-        if conditional.not_modified(request, headers["ETag"]):
-            return Response(status_code=304, headers=headers)
+        tag = etag(request, produto, media)["ETag"]
+        if conditional.not_modified(request, tag):
+            return Response(
+                status_code=304, headers={"ETag": tag, "Cache-Control": "no-cache", **VARY}
+            )
         if media == JSON:
-            return json_response(representation(produto), headers=headers)
-        return product_page(request, produto, headers)
+            body = orjson.dumps(representation(produto), option=JSON_OPTIONS)
+            return Prepared(body, JSON, tag)
+        return Prepared(product_page(request, produto), HTML, tag)
 
     async def put(self, request: Request) -> Response:
         media = negotiate(request)
