@@ -34,7 +34,7 @@ from catalogo.accounts import Papel
 from catalogo.bodies import form_pairs
 from catalogo.guard import IMPORT_PATH, SECURITY_HEADERS
 from catalogo.identity import Mode, here
-from catalogo.negotiation import FORM_TYPES, media_type, prefers_json
+from catalogo.negotiation import FORM_TYPES, header, media_type, prefers_json
 from catalogo.outermost import request_id
 from catalogo.settings import Settings
 from catalogo.storage import Storage
@@ -145,7 +145,7 @@ class Access:
             return True
         return (
             self._from_balancer(request)
-            and request.headers.get("x-forwarded-proto", "").strip().lower() == "https"
+            and (header(request, b"x-forwarded-proto") or "").strip().lower() == "https"
         )
 
     def client_address(self, request: Request) -> str:

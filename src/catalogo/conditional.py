@@ -17,7 +17,7 @@ from collections.abc import Collection
 
 from starlette.requests import Request
 
-from catalogo import errors
+from catalogo import errors, negotiation
 from catalogo.identity import AUDIENCE_PATTERN, audience
 from catalogo.negotiation import HTML
 from catalogo.produtos import ID_PATTERN, Produto
@@ -36,7 +36,7 @@ def etag(request: Request, produto: Produto, media: str, templates: str) -> str:
 
 def not_modified(request: Request, current: str) -> bool:
     """If-None-Match on a GET, compared weakly as RFC 9110 §13.1.2 says."""
-    header = request.headers.get("if-none-match")
+    header = negotiation.header(request, b"if-none-match")
     if header is None:
         return False
     tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
@@ -44,17 +44,20 @@ def not_modified(request: Request, current: str) -> bool:
 
 
 def has_preconditions(request: Request) -> bool:
-    return "if-match" in request.headers or "if-none-match" in request.headers
+    return (
+        negotiation.header(request, b"if-match") is not None
+        or negotiation.header(request, b"if-none-match") is not None
+    )
 
 
 def check(request: Request, current: Produto | None) -> None:
     """RFC 9110 §13.2.2: a failed If-Match, or on a write a matching If-None-Match, is 412,
     before anything else about the request is looked at. (A GET's If-None-Match is a 304.)"""
-    if "if-match" in request.headers:
+    if negotiation.header(request, b"if-match") is not None:
         accepted = accepted_versions(request)
         if current is None or (accepted is not None and current.versao not in accepted):
             raise errors.precondition_failed()
-    if_none_match = request.headers.get("if-none-match")
+    if_none_match = negotiation.header(request, b"if-none-match")
     if request.method in ("GET", "HEAD") or if_none_match is None or current is None:
         return
     if if_none_match.strip() == "*" or current.versao in _versions(if_none_match, weak=True):
@@ -63,7 +66,7 @@ def check(request: Request, current: Produto | None) -> None:
 
 def accepted_versions(request: Request) -> Collection[int] | None:
     """The versions If-Match accepts; None when any will do. Weak tags never match."""
-    header = request.headers.get("if-match")
+    header = negotiation.header(request, b"if-match")
     if header is None or header.strip() == "*":
         return None
     return _versions(header, weak=False)

@@ -35,7 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalogo import error_responses, errors
 from catalogo.bodies import read_form
-from catalogo.negotiation import FORM_TYPES, media_type
+from catalogo.negotiation import FORM_TYPES, header, media_type
 from catalogo.settings import Settings
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -144,7 +144,7 @@ class Guard:
         return None
 
     async def _read(self, request: Request, upload: bool) -> bytes:
-        declared = request.headers.get("content-length")
+        declared = header(request, b"content-length")
         if declared is not None and not (declared.isascii() and declared.isdigit()):
             raise errors.bad_request(errors.BAD_CONTENT_LENGTH)
         max_bytes = self.import_max_bytes if upload else self.max_bytes
@@ -245,13 +245,13 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 def _same_origin(request: Request) -> bool:
-    site = request.headers.get("sec-fetch-site")
+    site = header(request, b"sec-fetch-site")
     if site is not None:
         return site in ("same-origin", "none")
-    origin = request.headers.get("origin")
+    origin = header(request, b"origin")
     if origin is None:
         return True
     try:
-        return urllib.parse.urlsplit(origin).netloc == request.headers.get("host")
+        return urllib.parse.urlsplit(origin).netloc == header(request, b"host")
     except ValueError:  # an Origin that is not a URL is no proof of the same site
         return False

@@ -19,14 +19,33 @@ JSON_OPTIONS = orjson.OPT_UTC_Z  # times as "…Z", as RFC 3339 writes UTC
 FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 
 
+_HEADERS = "catalogo.headers"
+_MEDIA_TYPE = "catalogo.media_type"
+
+
+def header(request: Request, name: bytes) -> str | None:
+    """The first value of the header `name` (lower-case), as Starlette's `request.headers`
+    gives it, from a dict made once per request: a request's path asks for five to ten of
+    them, and Starlette's Headers looked through every header for each."""
+    scope = request.scope
+    found: dict[bytes, bytes] | None = scope.get(_HEADERS)
+    if found is None:
+        found = scope[_HEADERS] = dict(reversed(scope["headers"]))
+    value = found.get(name)
+    return None if value is None else value.decode("latin-1")
+
+
 def media_type(request: Request) -> tuple[str, dict[bytes, bytes]]:
-    """The request body's media type, lower-cased, and its parameters."""
-    media, options = parse_options_header(request.headers.get("content-type", ""))
-    return media.decode("latin-1").lower(), options
+    """The request body's media type, lower-cased, and its parameters: read once a request."""
+    known: tuple[str, dict[bytes, bytes]] | None = request.scope.get(_MEDIA_TYPE)
+    if known is None:
+        media, options = parse_options_header(header(request, b"content-type") or "")
+        known = request.scope[_MEDIA_TYPE] = (media.decode("latin-1").lower(), options)
+    return known
 
 
 def body_is_json(request: Request) -> bool:
-    return "content-type" in request.headers and media_type(request)[0] == JSON
+    return header(request, b"content-type") is not None and media_type(request)[0] == JSON
 
 
 def preferred(request: Request, offered: Sequence[str]) -> str | None:
@@ -37,13 +56,13 @@ def preferred(request: Request, offered: Sequence[str]) -> str | None:
     """
     if JSON in offered and body_is_json(request):
         offered = (JSON, *(media for media in offered if media != JSON))
-    return _best(request.headers.get("accept"), offered)
+    return _best(header(request, b"accept"), offered)
 
 
 def prefers_json(request: Request) -> bool:
     """Whether an error should go out as problem details rather than as a page."""
     offered = (JSON, HTML) if body_is_json(request) else (HTML, JSON)
-    return _best(request.headers.get("accept"), (*offered, PROBLEM)) in (JSON, PROBLEM)
+    return _best(header(request, b"accept"), (*offered, PROBLEM)) in (JSON, PROBLEM)
 
 
 def _best(accept: str | None, offered: Sequence[str]) -> str | None:

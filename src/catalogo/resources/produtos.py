@@ -27,7 +27,7 @@ from catalogo.exports import CSV, XLSX, Format, TooManyRows
 from catalogo.history import Autoria
 from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing, ListingError, parse_formato
-from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, body_is_json
+from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, body_is_json, header
 from catalogo.produtos import (
     CAMPOS,
     ID_MAXIMO,
@@ -347,7 +347,7 @@ async def _submitted(request: Request) -> _Submitted:
 async def _removal(request: Request) -> _Submitted:
     """What a removal's body says, when it has one (a form, or JSON). Many clients send a
     Content-Type on every request: an empty body is no body, whatever it claims to be."""
-    if "content-type" not in request.headers or not await request.body():
+    if header(request, b"content-type") is None or not await request.body():
         return _Submitted({})
     return await _submitted(request)
 
@@ -371,7 +371,7 @@ async def _existing(request: Request) -> Produto:
 
 
 async def _not_found(request: Request, id: int) -> Exception:
-    if "if-match" in request.headers:  # RFC 9110 §13.1.1: nothing current can match
+    if header(request, b"if-match") is not None:  # RFC 9110 §13.1.1: nothing can match
         return errors.precondition_failed()
     removal = await shared_of(request).storage.removed(id)
     if removal is not None:
