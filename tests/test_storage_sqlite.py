@@ -65,6 +65,43 @@ def test_one_failing_write_does_not_undo_the_others_in_its_batch(
     ]
 
 
+def test_a_write_that_fails_after_changing_something_leaves_none_of_it(
+    settings: Settings, db: Database
+) -> None:
+    def half_done(connection: sqlite3.Connection) -> None:
+        connection.execute("INSERT INTO produtos (nome, preco_centavos) VALUES ('metade', 1)")
+        raise ValueError("the second half failed")
+
+    async def test(storage: SQLiteStorage) -> None:
+        inside, gate = threading.Event(), threading.Event()
+
+        def hold(connection: sqlite3.Connection) -> None:
+            inside.set()
+            gate.wait(5)
+
+        held = storage._writer.submit(hold)
+        await asyncio.to_thread(inside.wait, 5)  # the three below queue up for one batch
+        results = asyncio.gather(
+            storage.create(produto("antes"), CLI),
+            storage._writer.submit(half_done),
+            storage.create(produto("depois"), CLI),
+            return_exceptions=True,
+        )
+        await eventually_in_loop(lambda: storage._writer._jobs.qsize() >= 3, seconds=5)
+        gate.set()
+        await held
+        antes, failed, depois = await results
+        assert isinstance(failed, ValueError)
+        assert (antes.nome, depois.nome) == ("antes", "depois")  # type: ignore[union-attr]
+
+    run(settings, test)
+    assert [r[0] for r in db.execute("SELECT nome FROM produtos ORDER BY id")] == [
+        "antes",
+        "depois",
+    ]
+    assert db.execute("SELECT count(*) FROM eventos").fetchone()[0] == 2
+
+
 def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(
     settings: Settings, db: Database
 ) -> None:

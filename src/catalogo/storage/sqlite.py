@@ -3,8 +3,8 @@ sqlite_readers.py's threads, writes on sqlite_writer.py's thread.
 
 Reads in WAL mode never wait for a writer, and one by id takes microseconds, less than a thread
 hop would cost (aiosqlite measured 0.6-0.8x of inline reads). Each write checks the
-product's version, changes it and appends its event (history.py) in one savepoint of the
-writer's batch: one writer, so events get their ids in the order they commit.
+product's version, changes it and appends its event (history.py) as one write of the
+writer's batch, all or nothing: one writer, so events get their ids in the order they commit.
 """
 
 import asyncio
@@ -316,7 +316,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         return await self._writer.submit(lambda c: _update(c, id, produto, versions, autoria))
 
     async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
-        return await self._writer.submit(lambda c: _apply(c, writes, autoria))  # one savepoint
+        return await self._writer.submit(lambda c: _apply(c, writes, autoria))  # all or none
 
     async def revert(self, lote: str, autoria: Autoria) -> int:
         return await self._writer.submit(lambda c: _revert(c, lote, autoria))
@@ -324,7 +324,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
     def _applied(
         self, connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
     ) -> list[Produto]:
-        """`apply` in a savepoint of its caller's: confirming an import (sqlite_imports.py)."""
+        """`apply` within its caller's write: confirming an import (sqlite_imports.py)."""
         return _apply(connection, writes, autoria)
 
     def _reverted(self, connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
@@ -383,7 +383,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
                 (created.id, key, claimed_at),
             )
             if kept.rowcount != 1:
-                raise storage.KeyTaken(key)  # its savepoint rolls the new product back
+                raise storage.KeyTaken(key)  # the writer undoes the new product
             return created
 
         return await self._writer.submit(run)

@@ -1,7 +1,7 @@
 """Imports in the SQLite file: the half of sqlite.py's store that keeps a dry run between its
 report and its confirmation (reads inline, writes on the writer thread). Confirming and
 undoing change products, so each runs sqlite.py's own `apply` and `revert` in the same
-savepoint as the import's change of state."""
+write as the import's change of state: all of it, or none."""
 
 import sqlite3
 from collections.abc import Callable, Collection, Sequence
@@ -91,7 +91,7 @@ class SQLiteImports:
             connection.execute(sql.FORGET_LINES, (id,))
             return written
 
-        return await self._submit(run)  # in one savepoint: all or nothing
+        return await self._submit(run)  # one write: all or nothing
 
     async def undo_import(self, id: str, autoria: Autoria, now: float) -> int:
         def run(connection: sqlite3.Connection) -> int:

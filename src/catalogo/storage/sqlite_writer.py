@@ -3,9 +3,13 @@ lock, and one writer per process is what SQLite allows anyway.
 
 `synchronous=FULL` makes each acknowledged write survive a power cut, not only a crash, at the
 price of a disk flush per commit; the writer pays it once for every write that queued while
-the previous commit was flushing (group commit), each write in its own savepoint so that one
-failing write does not undo the others. `busy_timeout` lets several processes on one file take
-turns instead of failing. WAL, set by `connect`, is what lets reads run beside the writer.
+the previous commit was flushing (group commit). One failing write does not undo the others:
+one that changed nothing before it failed is only answered with its error, and one that did
+undoes the transaction, which runs again without it: each write is all or nothing. No write has
+a savepoint of its own: in FTS5 each savepoint writes the search index's pending rows out, a
+segment per write, which cost 28 µs a create (docs/performance.md). `busy_timeout` lets
+several processes on one file take turns instead of failing. WAL, set by `connect`, is what
+lets reads run beside the writer.
 """
 
 import asyncio
@@ -90,9 +94,7 @@ class Writer(threading.Thread):
 
     def _commit(self, connection: sqlite3.Connection, batch: list[Job]) -> None:
         try:
-            connection.execute("BEGIN IMMEDIATE")
-            outcomes = [_in_savepoint(connection, work) for work, _ in batch]
-            connection.execute("COMMIT")
+            outcomes = _run(connection, [work for work, _ in batch])
             committed = len(batch)
         except Exception as error:  # locked past busy_timeout, disk full, a damaged file
             _rollback(connection)
@@ -118,22 +120,40 @@ def _rollback(connection: sqlite3.Connection) -> None:
             connection.execute("ROLLBACK")
 
 
-def _in_savepoint(
-    connection: sqlite3.Connection, work: Callable[[sqlite3.Connection], Any]
-) -> tuple[bool, Any]:
-    connection.execute("SAVEPOINT write")
-    try:
-        value = work(connection)
-    except Exception as error:
-        if isinstance(error, sqlite3.DatabaseError) and not isinstance(
-            error, sqlite3.IntegrityError
-        ):
-            raise  # the database itself failed: the whole batch is in doubt
-        connection.execute("ROLLBACK TO write")
-        connection.execute("RELEASE write")
-        return False, error
-    connection.execute("RELEASE write")
-    return True, value
+def _run(
+    connection: sqlite3.Connection, works: list[Callable[[sqlite3.Connection], Any]]
+) -> list[tuple[bool, Any]]:
+    """Each work's outcome, all of them committed in one transaction. A work that raises having
+    changed nothing (`total_changes` counts every row a statement or its triggers wrote) keeps
+    its error and the others go on; one that changed something before raising is left out, and
+    the transaction is made again without it, so no part of it is committed and no other work
+    saw it. The database's own failures (not a constraint's) fail the whole batch."""
+    left_out: dict[int, tuple[bool, Any]] = {}  # by index: the error each was left out for
+    while True:
+        connection.execute("BEGIN IMMEDIATE")
+        outcomes: list[tuple[bool, Any]] = []
+        again = False
+        for index, work in enumerate(works):
+            if index in left_out:
+                outcomes.append(left_out[index])
+                continue
+            before = connection.total_changes
+            try:
+                outcomes.append((True, work(connection)))
+            except Exception as error:
+                if isinstance(error, sqlite3.DatabaseError) and not isinstance(
+                    error, sqlite3.IntegrityError
+                ):
+                    raise  # the database itself failed: the whole batch is in doubt
+                outcomes.append((False, error))
+                if connection.total_changes != before:
+                    left_out[index] = (False, error)
+                    again = True
+                    break
+        if not again:
+            connection.execute("COMMIT")
+            return outcomes
+        connection.execute("ROLLBACK")
 
 
 def _settle(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
