@@ -22,6 +22,12 @@ the other, the order turning by round, so that noise hits them alike; the table 
 code against each, and each against the ceiling. Small costs that each issue measured only
 against the commit before it add up unseen; against one fixed revision they cannot.
 
+With `--mode writes` every revision that has accounts runs with a user in its catalog, as a
+shop that signs in does (CATALOGO_AUTH is then `writes`): reads stay anonymous, the form's
+writes carry a session cookie (from POST /entrar) and the JSON ones a token (`catalogo tokens
+criar`), and two more cases read signed in: the edit page with the session, the JSON product
+with the token. A revision without accounts (the baseline) runs as it always did, anonymously.
+
 Run through `bench/run`, which installs wrk and the project first.
 """
 
@@ -29,6 +35,7 @@ import argparse
 import asyncio
 import contextlib
 import datetime
+import http.client
 import json
 import os
 import platform
@@ -65,6 +72,10 @@ class Case:
     script: str
     path: str
     takes_highest_id: bool = False
+    # In --mode writes, the credentials it sends: "session" (a Cookie) or "token"; and what
+    # its script takes before them (signed.lua: html or json).
+    signed: str | None = None
+    args: tuple[str, ...] = ()
 
 
 CEILING = Case("ceiling (bare ASGI, same size as the edit page)", "get.lua", "/")
@@ -78,14 +89,30 @@ CASES = [
         f"/produtos?depois={DEEP_CURSOR}",
     ),
     Case("new form `GET /produtos/novo`", "get.lua", "/produtos/novo"),
-    Case("create `POST /produtos` (303)", "create.lua", "/produtos"),
+    Case("create `POST /produtos` (303)", "create.lua", "/produtos", signed="session"),
     Case(
-        "update `POST /produtos/{id}` `_method=PUT` (303)", "update.lua", "/", takes_highest_id=True
+        "update `POST /produtos/{id}` `_method=PUT` (303)",
+        "update.lua",
+        "/",
+        takes_highest_id=True,
+        signed="session",
     ),
     Case("JSON product `GET /produtos/{id}`", "product_json.lua", "/", takes_highest_id=True),
     Case("JSON list, first page `GET /produtos`", "get_json.lua", "/produtos"),
-    Case("JSON create `POST /produtos` (201)", "create_json.lua", "/produtos"),
+    Case("JSON create `POST /produtos` (201)", "create_json.lua", "/produtos", signed="token"),
+    Case(
+        "edit page, 80% of reads on 5% of the products", "edit_mix.lua", "/", takes_highest_id=True
+    ),
 ]
+# --mode writes only: the same reads signed in (a revision without accounts reads anonymously).
+SIGNED_CASES = [
+    Case(
+        "edit page, signed in (session)", "signed.lua", "/", True, signed="session", args=("html",)
+    ),
+    Case("JSON product, with a token", "signed.lua", "/", True, signed="token", args=("json",)),
+]
+USER, PASSWORD = "bench", "uma senha de benchmark longa"  # a throwaway catalog's user
+Credentials = dict[str, tuple[str, str]]  # by Case.signed: the header's name and value
 
 
 @dataclass
@@ -241,9 +268,15 @@ def worker_rss_mb(main_pid: int) -> float:
 
 
 def wrk(
-    base: str, case: Case, seconds: int, highest_id: int, extra: Sequence[str] = ()
+    base: str,
+    case: Case,
+    seconds: int,
+    highest_id: int,
+    extra: Sequence[str] = (),
+    credentials: Credentials | None = None,
 ) -> dict[str, int]:
-    """`extra`: more arguments for the case's script, after the highest id."""
+    """`extra`: more arguments for the case's script, after the highest id; `credentials`, the
+    ones its writes or signed reads send (none: anonymous)."""
     command = [
         "taskset",
         "-c",
@@ -257,8 +290,8 @@ def wrk(
         str(LUA / case.script),
         base + case.path,
     ]
-    if case.takes_highest_id:
-        command += ["--", str(highest_id), *extra]
+    sent = (credentials or {}).get(case.signed or "", ())
+    command += ["--", str(highest_id), *case.args, *extra, *sent]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     figures: dict[str, int] = json.loads(result.stdout.strip().splitlines()[-1])
     return figures
@@ -280,10 +313,55 @@ def seeded(database_url: str, n: int, catalogo: str = CATALOGO) -> dict[str, str
     return env
 
 
+def with_a_user(env: dict[str, str], catalogo: str) -> str | None:
+    """Adds the benchmark's user (an editor) and a token of theirs to the catalog at `env`, with
+    that revision's `catalogo`; returns the token, or None when the revision has no accounts."""
+    if subprocess.run([catalogo, "usuarios", "--help"], capture_output=True).returncode != 0:
+        return None
+    create = [catalogo, "usuarios", "criar", USER, "--papel", "editor", "--senha-stdin"]
+    subprocess.run(create, env=env, input=PASSWORD, text=True, check=True, capture_output=True)
+    token = [catalogo, "tokens", "criar", "--usuario", USER, "--nome", USER]
+    made = subprocess.run(token, env=env, text=True, check=True, capture_output=True)
+    return made.stdout.strip()
+
+
+def sign_in(base: str) -> str:
+    """A session's secret, from POST /entrar as a browser signs in."""
+    host, port = urllib.parse.urlsplit(base).netloc.split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    body = urllib.parse.urlencode({"nome": USER, "senha": PASSWORD})
+    connection.request(
+        "POST", "/entrar", body, {"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    if response.status != 303:
+        sys.exit(f"bench: signing in at {base} answered {response.status}")
+    return response.headers["set-cookie"].split(";", 1)[0].split("=", 1)[1]
+
+
+def credentials_of(token: str | None, base: str) -> Credentials:
+    if token is None:
+        return {}
+    return {
+        "session": ("Cookie", f"sessao={sign_in(base)}"),
+        "token": ("Authorization", f"Bearer {token}"),
+    }
+
+
 def run_size(
-    n: int, rounds: int, seconds: int, workdir: Path, others: Sequence[Revision] = ()
+    n: int,
+    rounds: int,
+    seconds: int,
+    workdir: Path,
+    others: Sequence[Revision] = (),
+    signed: bool = False,
 ) -> SizeRun:
+    """`signed`: --mode writes (see the module's docstring)."""
+    cases = [*CASES, *(SIGNED_CASES if signed else ())]
     env = seeded(f"sqlite:///{workdir / f'catalogo-{n}.db'}", n)
+    token = with_a_user(env, CATALOGO) if signed else None
 
     port = free_port()
     app = start([CATALOGO, "serve", "--port", str(port)], env, workdir / "catalogo.log")
@@ -291,6 +369,7 @@ def run_size(
     wait_until_up(f"{base}/produtos/1", app)
     with urllib.request.urlopen(f"{base}/produtos/1") as response:  # noqa: S310 - loopback
         edit_page_bytes = len(response.read())
+    credentials = credentials_of(token, base)
 
     ceiling_port = free_port()
     ceiling_env = {**env, "CEILING_BODY_BYTES": str(edit_page_bytes)}
@@ -316,31 +395,40 @@ def run_size(
     wait_until_up(ceiling_base + "/", ceiling)
 
     servers = [app, ceiling]
-    run = SizeRun({case.name: Figures() for case in [CEILING, *CASES]}, 0.0)
-    # Who serves each case in a round: this code and every other revision, in turn.
-    sides: list[tuple[str, dict[str, Figures]]] = [(base, run.results)]
+    run = SizeRun({case.name: Figures() for case in [CEILING, *cases]}, 0.0)
+    # Who serves each case in a round: this code and every other revision, in turn, each with
+    # the credentials it sends in --mode writes.
+    sides: list[tuple[str, dict[str, Figures], Credentials]] = [(base, run.results, credentials)]
     try:
         for number, other in enumerate(others):
             url = f"sqlite:///{workdir / f'other{number}-{n}.db'}"
             other_port = free_port()
             command = [other.catalogo, "serve", "--port", str(other_port)]
             log = workdir / f"other{number}.log"
-            servers.append(start(command, seeded(url, n, other.catalogo), log, cwd=other.tree))
+            other_env = seeded(url, n, other.catalogo)
+            other_token = with_a_user(other_env, other.catalogo) if signed else None
+            servers.append(start(command, other_env, log, cwd=other.tree))
             other_base = f"http://127.0.0.1:{other_port}"
             wait_until_up(f"{other_base}/produtos/1", servers[-1])
-            run.others[other.name] = OtherRun({case.name: Figures() for case in CASES})
-            sides.append((other_base, run.others[other.name].results))
+            run.others[other.name] = OtherRun({case.name: Figures() for case in cases})
+            sides.append(
+                (
+                    other_base,
+                    run.others[other.name].results,
+                    credentials_of(other_token, other_base),
+                )
+            )
         warm_up = min(seconds, 2)
         wrk(ceiling_base, CEILING, warm_up, n)
-        for case in CASES:
-            for side_base, _ in sides:
-                wrk(side_base, case, warm_up, n)
+        for case in cases:
+            for side_base, _, sent in sides:
+                wrk(side_base, case, warm_up, n, credentials=sent)
         for round_ in range(rounds):
             record(run.results[CEILING.name], wrk(ceiling_base, CEILING, seconds, n))
             turn = round_ % len(sides)  # who goes first: each in turn
-            for case in CASES:
-                for side_base, into in sides[turn:] + sides[:turn]:
-                    record(into[case.name], wrk(side_base, case, seconds, n))
+            for case in cases:
+                for side_base, into, sent in sides[turn:] + sides[:turn]:
+                    record(into[case.name], wrk(side_base, case, seconds, n, credentials=sent))
         run.rss = worker_rss_mb(app.pid)
         for other, server in zip(others, servers[2:], strict=True):
             run.others[other.name].rss = worker_rss_mb(server.pid)
@@ -478,7 +566,9 @@ def revisions_table(
     ]
     for n, run in all_results.items():
         ceiling = statistics.median(run.results[CEILING.name].rps)
-        for case in CASES:
+        for case in [*CASES, *SIGNED_CASES]:
+            if case.name not in run.results:
+                continue
             new = run.results[case.name]
             olds = [run.others[name].results[case.name] for name in names]
             new_rps = statistics.median(new.rps)
@@ -574,6 +664,13 @@ def main() -> None:
         help="leave out the baseline (bench/BASELINE) that every run measures otherwise",
     )
     parser.add_argument(
+        "--mode",
+        choices=("off", "writes"),
+        default="off",
+        help="writes: a user in every catalog that can have one, form writes with a session, "
+        "JSON writes with a token, and the reads signed in as two more cases",
+    )
+    parser.add_argument(
         "--against",
         metavar="REV",
         help="also run every case on git revision REV, the issue's start (its own worktree and "
@@ -610,7 +707,15 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="catalogo-bench-")))
         others = [stack.enter_context(installed(name, c)) for name, c in wanted.items()]
-        results = {n: run_size(n, args.rounds, args.seconds, workdir, others) for n in sizes}
+        signed = args.mode == "writes"
+        if signed:
+            notes.append(
+                "--mode writes: a user in each catalog that can have one (the baseline cannot: "
+                "it runs anonymously); form writes with a session, JSON writes with a token."
+            )
+        results = {
+            n: run_size(n, args.rounds, args.seconds, workdir, others, signed) for n in sizes
+        }
         backends: dict[int, Compared] = {}
         if not args.no_postgresql:
             backends = {

@@ -8,6 +8,12 @@ function M.init(args)
   math.randomseed(os.time() + tonumber(tostring({}):match("0x(%x+)"), 16) % 100000)
 end
 
+-- The credentials a write sends, from a script's args after the highest id: the header's name
+-- and value (a session's Cookie, a token's Authorization); none given, anonymous.
+function M.credentials(args, headers)
+  if args[2] then headers[args[2]] = args[3] end
+end
+
 function M.random_id()
   return math.random(1, highest)
 end
