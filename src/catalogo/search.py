@@ -11,6 +11,7 @@ import base64
 import binascii
 import hashlib
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
@@ -167,15 +168,19 @@ class Position(NamedTuple):
 END = Position(0, 0)
 
 
-def key_of(query: Query, id: int, nome_chave: str, centavos: int, atualizado_em: float) -> Position:
-    column = query.ordem.lstrip("-")
-    if column == "nome":
-        return Position(nome_chave, id)
-    if column == "preco":
-        return Position(centavos, id)
-    if column == "atualizado_em":
-        return Position(atualizado_em, id)
-    return Position(id, id)
+Keyer = Callable[[int, str, int, float], Position]
+_KEYERS: dict[str, Keyer] = {
+    "nome": lambda id, nome_chave, centavos, atualizado_em: Position(nome_chave, id),
+    "preco": lambda id, nome_chave, centavos, atualizado_em: Position(centavos, id),
+    "atualizado_em": lambda id, nome_chave, centavos, atualizado_em: Position(atualizado_em, id),
+    "id": lambda id, nome_chave, centavos, atualizado_em: Position(id, id),
+}
+
+
+def keyer(query: Query) -> Keyer:
+    """Where a product stands in `query`'s order, from its id, folded name, cents and time of
+    change: chosen once for a page's rows, not for each."""
+    return _KEYERS[query.ordem.lstrip("-")]
 
 
 class BadToken(ValueError):

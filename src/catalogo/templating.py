@@ -125,7 +125,7 @@ class Pages:
     recently shown go first once `budget` bytes are kept: a page's, its key's text and
     ENTRY_BYTES for the rest of what keeping it takes."""
 
-    ENTRY_BYTES = 512  # the key's tuple and numbers, the dict's node: measured, rounded up
+    ENTRY_BYTES = 1024  # the key's tuple, numbers and strings, the dict's node: measured
 
     def __init__(self, budget: int) -> None:
         self._kept: OrderedDict[Hashable, bytes] = OrderedDict()

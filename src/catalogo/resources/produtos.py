@@ -27,7 +27,7 @@ from catalogo.exports import CSV, XLSX, Format, TooManyRows
 from catalogo.history import Autoria
 from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing, ListingError, parse_formato
-from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, body_is_json, header
+from catalogo.negotiation import HTML, JSON, body_is_json, header
 from catalogo.produtos import (
     CAMPOS,
     ID_MAXIMO,
@@ -46,6 +46,7 @@ from catalogo.resources import (
     json_response,
     link_header,
     negotiate,
+    represented,
     shared_of,
 )
 from catalogo.resources.exports import export_response
@@ -119,7 +120,7 @@ class ProdutosResource(Resource):
         headers = {"Cache-Control": "no-cache", **VARY, **link_header(links)}
         if media == HTML:
             return list_page(request, Found(listing, page, links), headers=headers)
-        body: dict[str, Any] = {"produtos": [representation(p) for p in page.items]}
+        body: dict[str, Any] = {"produtos": [represented(p) for p in page.items]}
         if exact and page.total is not None:  # None: the count ran past the time budget
             body["total"] = page.total
             headers["Preference-Applied"] = "count=exact"
@@ -181,8 +182,7 @@ class ProdutoResource(Resource):
                 status_code=304, headers={"ETag": tag, "Cache-Control": "no-cache", **VARY}
             )
         if media == JSON:
-            body = orjson.dumps(representation(produto), option=JSON_OPTIONS)
-            return Prepared(body, JSON, tag)
+            return Prepared(orjson.dumps(represented(produto)), JSON, tag)
         return Prepared(product_page(request, produto), HTML, tag)
 
     async def put(self, request: Request) -> Response:

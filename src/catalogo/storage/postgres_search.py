@@ -21,7 +21,7 @@ import asyncpg
 
 from catalogo import storage
 from catalogo.produtos import Produto
-from catalogo.search import Position, Query, key_of
+from catalogo.search import Position, Query, keyer
 from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
 from catalogo.storage.postgres_history import produto_of
@@ -147,9 +147,9 @@ class PostgresSearch(PostgresPool):
                 found = await connection.fetch(sql, *params)
             except asyncpg.QueryCanceledError as error:
                 raise storage.QueryTimeout(self._query_timeout_ms) from error
+            key = keyer(plan.query)
             return [
-                (produto_of(row), key_of(plan.query, row[0], row[8], int(row[3] * 100), row[6]))
-                for row in found
+                (produto_of(row), key(row[0], row[8], int(row[3] * 100), row[6])) for row in found
             ]
         if isinstance(step, Number):
             sql, params = step.statement

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalogo import storage
 from catalogo.produtos import Produto
-from catalogo.search import Position, Query, key_of, trigrams
+from catalogo.search import Position, Query, keyer, trigrams
 from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, produto_of
@@ -188,8 +188,9 @@ def _answer(reader: Reader, plan: _Plan, step: Step) -> Any:
     """One step of paging.finding, in the reader's snapshot."""
     if isinstance(step, Rows):
         sql, params = plan.page(step.cursor, step.cursor.limit + 1)
+        key = keyer(plan.query)
         return [
-            (produto_of(row[:8]), key_of(plan.query, row[0], row[8], row[3], row[6]))
+            (produto_of(row[:8]), key(row[0], row[8], row[3], row[6]))
             for row in reader.read(sql, tuple(params))
         ]
     if isinstance(step, Number):
