@@ -3,10 +3,12 @@
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import Awaitable, Callable
 
 import pytest
 
+from catalogo.accounts import NewSession, NewToken, UserChange
 from catalogo.history import CLI
 from catalogo.settings import Settings
 from catalogo.storage import StorageUnavailable
@@ -100,6 +102,39 @@ def test_a_write_that_fails_after_changing_something_leaves_none_of_it(
         "depois",
     ]
     assert db.execute("SELECT count(*) FROM eventos").fetchone()[0] == 2
+
+
+def test_who_a_credential_names_is_asked_again_once_another_instance_changed_anything(
+    settings: Settings,
+) -> None:
+    """The kept principals (sqlite_accounts.py): an instance that has just read a session and
+    a token sees, at its next request, the session ended, the token revoked and the user
+    demoted by another instance on the same file."""
+
+    async def test(here: SQLiteStorage) -> None:
+        there = SQLiteStorage(settings.sqlite_path)
+        try:
+            now = time.time()
+            user = await there.create_user("ana", "editor", "x", now)
+            await there.create_session(NewSession(user.id, "s1", now, now + 3600, "", ""))
+            token = await there.create_token(NewToken(user.id, "t", "editor", "t1", now, None))
+            for _ in range(2):  # the second from what is kept
+                assert (await here.session_principal("s1", now)) is not None
+            await here.token_principal("t1", now)  # notes its use: one query, then kept
+            assert (await here.token_principal("t1", now)) is not None
+            assert (await here.token_principal("t1", now)) is not None
+            await there.update_user("ana", UserChange(papel="leitor"))
+            demoted = await here.session_principal("s1", now)
+            assert demoted is not None and demoted.papel == "leitor"
+            await there.end_session("s1")
+            assert await here.session_principal("s1", now) is None
+            await there.revoke_token(token.id, now)
+            assert await here.token_principal("t1", now) is None
+            assert await here.session_principal("s1", now + 7200) is None
+        finally:
+            await there.close()
+
+    run(settings, test)
 
 
 def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(

@@ -160,7 +160,9 @@ class Access:
 
     def _from_balancer(self, request: Request) -> bool:
         """The peer is one of CATALOGO_TRUSTED_PROXIES, whose X-Forwarded-* we believe."""
-        return request.client is not None and request.client.host in self.settings.trusted_proxies
+        trusted = self.settings.trusted_proxies
+        peer = request.scope.get("client")
+        return bool(trusted) and peer is not None and peer[0] in trusted
 
 
 def session_cookie(https: bool) -> str:

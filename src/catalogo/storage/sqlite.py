@@ -260,6 +260,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         self._readers = Readers(path, lock_timeout_ms, query_timeout_ms)
         self._writer = Writer(path, lock_timeout_ms, committed)
         self._writer.start()
+        self._known_principals = {}  # sqlite_accounts.py
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         return self._reader.read(sql, params)

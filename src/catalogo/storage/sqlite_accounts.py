@@ -1,7 +1,15 @@
 """Accounts in the SQLite file: the half of sqlite.py's store that keeps users, sessions, tokens
-and sign-in attempts, in the same way (reads inline, writes on the writer thread)."""
+and sign-in attempts, in the same way (reads inline, writes on the writer thread).
+
+Who a session or a token names is asked on every request that carries one, so that an ended
+session or a revoked token stops at once on every instance. The answer is kept with the file's
+`PRAGMA data_version` when it was read, which every commit of any other connection moves (this
+process's writer thread included): while it has not moved, nothing in the file has changed and
+the kept answer is the one the query would give, until the session or token expires. One
+statement of no work instead of a join."""
 
 import contextlib
+import math
 import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -11,6 +19,10 @@ from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
 from catalogo.storage.sql import TOKEN_COLUMNS, TOKENS_FROM, USER_COLUMNS
 
 T = TypeVar("T")
+_KEPT_PRINCIPALS = 1_000
+# By (kind, secret hash): the data_version it was read at, when it expires, the principal, and
+# for a token when it was last noted as used.
+Known = dict[tuple[str, str], tuple[int, float, Principal, float | None]]
 _FAILURES = """
 SELECT
     (SELECT count(*) FROM login_attempts WHERE nome = ?1 AND address = ?2
@@ -43,6 +55,34 @@ class SQLiteAccounts:
         def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]: ...
 
         async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
+
+        _known_principals: Known
+
+    def _data_version(self) -> int:
+        version: int = self._read("PRAGMA data_version")[0][0]
+        return version
+
+    def _known(self, key: tuple[str, str], version: int, now: float) -> Principal | None:
+        known = self._known_principals.get(key)
+        if known is None or known[0] != version or known[1] <= now:
+            return None
+        used = known[3]
+        if key[0] == "token" and (used is None or used < now - storage.TOKEN_USE_GRAIN_S):
+            return None  # its use is due to be noted: the query's way
+        return known[2]
+
+    def _keep(
+        self,
+        key: tuple[str, str],
+        version: int,
+        expires_at: float | None,
+        principal: Principal,
+        used: float | None = None,
+    ) -> None:
+        if len(self._known_principals) >= _KEPT_PRINCIPALS:
+            self._known_principals.clear()
+        until = math.inf if expires_at is None else expires_at
+        self._known_principals[key] = (version, until, principal, used)
 
     async def users_exist(self) -> bool:
         return bool(self._read("SELECT EXISTS(SELECT 1 FROM usuarios)")[0][0])
@@ -140,15 +180,21 @@ class SQLiteAccounts:
         await self._submit(run)
 
     async def session_principal(self, secret_hash: str, now: float) -> Principal | None:
+        version = self._data_version()  # before the query: a change between them is seen next
+        known = self._known(("session", secret_hash), version, now)
+        if known is not None:
+            return known
         rows = self._read(
-            "SELECT u.id, u.nome, u.papel, s.id FROM sessions s JOIN usuarios u "
+            "SELECT u.id, u.nome, u.papel, s.id, s.expires_at FROM sessions s JOIN usuarios u "
             "ON u.id = s.usuario_id WHERE s.secret_hash = ? AND s.expires_at > ? AND u.ativo",
             (secret_hash, now),
         )
         if not rows:
             return None
-        usuario_id, nome, papel, session_id = rows[0]
-        return Principal(usuario_id, nome, papel, session_id=session_id)
+        usuario_id, nome, papel, session_id, expires_at = rows[0]
+        principal = Principal(usuario_id, nome, papel, session_id=session_id)
+        self._keep(("session", secret_hash), version, expires_at, principal)
+        return principal
 
     async def sessions(self, usuario_id: int, now: float) -> list[Sessao]:
         rows = self._read(
@@ -192,15 +238,22 @@ class SQLiteAccounts:
         return await self._submit(run)
 
     async def token_principal(self, secret_hash: str, now: float) -> Principal | None:
+        version = self._data_version()
+        known = self._known(("token", secret_hash), version, now)
+        if known is not None:
+            return known
         rows = self._read(
-            "SELECT u.id, u.nome, u.papel, t.papel, t.id, t.last_used_at, t.nome FROM tokens t "
+            "SELECT u.id, u.nome, u.papel, t.papel, t.id, t.last_used_at, t.nome, t.expires_at "
+            "FROM tokens t "
             "JOIN usuarios u ON u.id = t.usuario_id WHERE t.secret_hash = ? "
             "AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ?) AND u.ativo",
             (secret_hash, now),
         )
         if not rows:
             return None
-        usuario_id, nome, papel, token_papel, token_id, used, rotulo = rows[0]
+        usuario_id, nome, papel, token_papel, token_id, used, rotulo, expires_at = rows[0]
+        papel = accounts.lesser(papel, token_papel)
+        principal = Principal(usuario_id, nome, papel, token_id=token_id, token=rotulo)
         if used is None or used < now - storage.TOKEN_USE_GRAIN_S:
             with contextlib.suppress(storage.StorageUnavailable):  # it is a note, not the answer
                 await self._submit(
@@ -208,8 +261,9 @@ class SQLiteAccounts:
                         "UPDATE tokens SET last_used_at = ? WHERE id = ?", (now, token_id)
                     )
                 )
-        papel = accounts.lesser(papel, token_papel)
-        return Principal(usuario_id, nome, papel, token_id=token_id, token=rotulo)
+            return principal  # the note moved data_version: keeping it would be in vain
+        self._keep(("token", secret_hash), version, expires_at, principal, used)
+        return principal
 
     async def tokens(self) -> list[Token]:
         rows = self._read(f"SELECT {TOKEN_COLUMNS} {TOKENS_FROM} ORDER BY t.id DESC")
