@@ -149,9 +149,11 @@ def etag(request: Request, produto: Produto, media: str) -> dict[str, str]:
     return {"ETag": conditional.etag(request, produto, media, templating.load().fingerprint)}
 
 
-# Products as JSON, by every value they show (the key holds all the representation is made
-# from, so it cannot be stale): a list page reads 50 products, most of them unchanged since
-# the last time, and made the same 50 objects anew. Bounded: emptied when full.
+# Products as JSON in lists, by every value they show (the key holds all the representation is
+# made from, so it cannot be stale): a list page reads 50 products, most of them unchanged
+# since the last time, and made the same 50 objects anew. Bounded: emptied when full. (A
+# product read alone is not kept: read at random among 10,000 it missed half the time, and
+# gained nothing.)
 _REPRESENTED: dict[tuple[Any, ...], orjson.Fragment] = {}
 REPRESENTED_KEPT = 5_000
 
@@ -178,26 +180,43 @@ def represented(produto: Produto) -> orjson.Fragment:
 
 
 class Prepared(Response):
-    """A product as a GET sends it: the body already bytes, the headers written as they go
-    out. Starlette's Response lower-cases, encodes and checks each header on every answer,
-    which cost more than anything else on the edit page's way once the page was kept."""
+    """An answer on the hot paths (a product's GET, a create's 201 or 303): the body already
+    bytes, `headers` written as they go out (lower-case names, bytes), to which the length and
+    the type are added. Starlette's Response lower-cases, encodes and checks each header on
+    every answer, which cost more than anything else on the edit page's way once the page was
+    kept."""
 
-    def __init__(self, body: bytes, media_type: str, etag: str) -> None:
-        self.status_code = 200
+    def __init__(
+        self,
+        status_code: int,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes = b"",
+        media_type: str | None = None,
+    ) -> None:
+        self.status_code = status_code
         self.body = body
         self.background = None
         self.media_type = media_type
-        self.raw_headers = [
-            (b"etag", etag.encode()),
-            *_FRESH,
-            (b"content-length", b"%d" % len(body)),
-            (b"content-type", _CONTENT_TYPES[media_type]),
-        ]
+        headers.append((b"content-length", b"%d" % len(body)))
+        if media_type is not None:
+            headers.append((b"content-type", _CONTENT_TYPES[media_type]))
+        self.raw_headers = headers
 
 
-# What Prepared writes besides the ETag: every client asks again (no-cache) with its ETag.
+def fresh(body: bytes, media_type: str, etag: str) -> Prepared:
+    """A product as a GET sends it: every client asks again (no-cache), with its ETag."""
+    return Prepared(200, [(b"etag", etag.encode()), *_FRESH], body, media_type)
+
+
 _FRESH = ((b"cache-control", b"no-cache"), (b"vary", b"Accept"))
 _CONTENT_TYPES = {HTML: b"text/html; charset=utf-8", JSON: JSON.encode()}
+
+
+def raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    """Headers as Prepared takes them."""
+    return [
+        (name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()
+    ]
 
 
 def autoria_of(request: Request, media: str) -> Autoria:

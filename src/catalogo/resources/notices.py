@@ -20,7 +20,7 @@ from starlette.responses import Response
 from catalogo import lotes, templating
 from catalogo.listing import Listing
 from catalogo.produtos import CAMPOS, ROTULOS, Produto, parse_id
-from catalogo.resources import VARY, shared_of, write_cookie
+from catalogo.resources import VARY, Prepared, raw, shared_of, write_cookie
 from catalogo.services import Merged
 
 COOKIE = "aviso"
@@ -29,7 +29,7 @@ LIFETIME_S = 60
 
 def redirect(request: Request, location: str, value: str, headers: dict[str, str]) -> Response:
     """303 to `location`, leaving `value` for the page there."""
-    response = Response(status_code=303, headers={"Location": location, **headers})
+    response = Prepared(303, raw({"Location": location, **headers}))
     https = shared_of(request).access.over_https(request)
     write_cookie(
         response, COOKIE, urllib.parse.quote(value, safe=""), https=https, max_age=LIFETIME_S

@@ -27,7 +27,7 @@ from catalogo.exports import CSV, XLSX, Format, TooManyRows
 from catalogo.history import Autoria
 from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing, ListingError, parse_formato
-from catalogo.negotiation import HTML, JSON, body_is_json, header
+from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, body_is_json, header
 from catalogo.produtos import (
     CAMPOS,
     ID_MAXIMO,
@@ -43,9 +43,11 @@ from catalogo.resources import (
     autoria_of,
     conflict,
     etag,
+    fresh,
     json_response,
     link_header,
     negotiate,
+    raw,
     represented,
     shared_of,
 )
@@ -143,7 +145,8 @@ class ProdutosResource(Resource):
                 **etag(request, created, JSON),
                 **VARY,
             }
-            return json_response(representation(created), 201, headers)
+            body = orjson.dumps(representation(created), option=JSON_OPTIONS)
+            return Prepared(201, raw(headers), body, JSON)
 
         storage = shared_of(request).storage
         key = idempotency.key_of(request, principal(request))
@@ -182,8 +185,8 @@ class ProdutoResource(Resource):
                 status_code=304, headers={"ETag": tag, "Cache-Control": "no-cache", **VARY}
             )
         if media == JSON:
-            return Prepared(orjson.dumps(represented(produto)), JSON, tag)
-        return Prepared(product_page(request, produto), HTML, tag)
+            return fresh(orjson.dumps(representation(produto), option=JSON_OPTIONS), JSON, tag)
+        return fresh(product_page(request, produto), HTML, tag)
 
     async def put(self, request: Request) -> Response:
         media = negotiate(request)
