@@ -73,11 +73,15 @@ class Database:
         if self.backend == "postgresql":
             self.execute(_WIPE)
             return
-        tables = [t for t in self.tables() if t != "alembic_version"]
+        tables = [t for t in self.tables() if t not in ("alembic_version", "produtos_busca")]
         self.execute("BEGIN")
         try:
             for table in [*tables, "sqlite_sequence"]:
                 self.execute(f"DELETE FROM {table}")
+            # The search index is contentless (FTS5 takes no DELETE) and the products' triggers
+            # queued their texts' removal: both emptied at once.
+            self.execute("INSERT INTO produtos_busca (produtos_busca) VALUES ('delete-all')")
+            self.execute("DELETE FROM busca_pendente")
         except BaseException:
             self.execute("ROLLBACK")
             raise

@@ -28,6 +28,7 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
     search = ["produtos_busca"] if db.backend == "sqlite" else []  # PostgreSQL: an index
     assert db.tables() == [
         "alembic_version",
+        *(["busca_pendente"] if db.backend == "sqlite" else []),
         "eventos",
         "idempotency_keys",
         "importacao_linhas",
@@ -39,7 +40,7 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
         "tokens",
         "usuarios",
     ]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0013",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0014",)]
     db.close()
 
 
@@ -145,7 +146,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0013",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0014",)]
     db.close()
 
 

@@ -10,8 +10,10 @@ import pytest
 
 from catalogo.accounts import NewSession, NewToken, UserChange
 from catalogo.history import CLI
+from catalogo.search import Query, terms
 from catalogo.settings import Settings
 from catalogo.storage import StorageUnavailable
+from catalogo.storage.paging import Cursor
 from catalogo.storage.sqlite import SQLiteStorage
 from tests.databases import Database
 from tests.helpers import ONLY_SQLITE, eventually_in_loop
@@ -135,6 +137,57 @@ def test_who_a_credential_names_is_asked_again_once_another_instance_changed_any
             await there.close()
 
     run(settings, test)
+
+
+def test_a_batch_of_writes_leaves_the_search_index_as_its_last_texts_say(
+    settings: Settings, db: Database
+) -> None:
+    """The index's changes are queued by the triggers and moved in at the commit
+    (sqlite_search.INDEX_PENDING): for each product, only its text after the batch counts,
+    however many times the batch changed it, removed or brought it back."""
+
+    async def test(storage: SQLiteStorage) -> None:
+        (old,) = [await storage.create(produto("Caneca azul antiga"), CLI)]
+        inside, gate = threading.Event(), threading.Event()
+
+        def hold(connection: sqlite3.Connection) -> None:
+            inside.set()
+            gate.wait(5)
+
+        held = storage._writer.submit(hold)
+        await asyncio.to_thread(inside.wait, 5)
+
+        async def story() -> None:
+            made = await storage.create(produto("Caneca azul"), CLI)
+            assert made.id is not None
+            await storage.update(made.id, produto("Caneca verde"), None, CLI)
+            gone = await storage.create(produto("Prato azul"), CLI)
+            assert gone.id is not None
+            await storage.delete(gone.id, None, CLI)
+
+        assert old.id is not None
+        writes = asyncio.gather(
+            storage.update(old.id, produto("Caneca amarela"), None, CLI),
+            storage.delete(old.id, None, CLI),
+            storage.restore(old.id, CLI),
+        )
+        await eventually_in_loop(lambda: storage._writer._jobs.qsize() >= 3, seconds=5)
+        gate.set()
+        await held
+        await writes
+        await story()
+
+        async def found(words: str) -> list[str]:
+            page = await storage.find(Query(terms(words)), Cursor(9))
+            return [p.nome for p in page.items]
+
+        assert await found("azul") == []
+        assert await found("verde") == ["Caneca verde"]
+        assert await found("amarela") == ["Caneca amarela"]
+        assert await found("caneca") == ["Caneca verde", "Caneca amarela"]
+
+    run(settings, test)
+    assert db.execute("SELECT count(*) FROM busca_pendente").fetchone() == (0,)
 
 
 def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(

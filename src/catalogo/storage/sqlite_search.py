@@ -21,11 +21,15 @@ Counts are capped (paging.COUNT_CAP) and remembered until the file changes (`PRA
 data_version`, which every commit of another connection moves), so a catalog read more than it
 is written counts each query once; so are the probes that choose a plan.
 
+Written products reach the index as the writer commits them (INDEX_PENDING), never later: a
+search sees what is committed.
+
 A list with words or a price range, or counted exactly, is read on a reader thread, never on
 the event loop (sqlite_readers.py), and each of its statements within the time budget.
 """
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncGenerator, Hashable
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +40,30 @@ from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, produto_of
 from catalogo.storage.sqlite_readers import Reader, Readers
+
+# The search index's changes since the last commit (migration 0014), moved into it as the
+# writer commits: for each product, the text the index held before them taken out (its first
+# change, if it took some out) and the text it holds after them put in (its last, if it put
+# some in), the rowids growing (minus the id: the ids falling), in one statement each.
+INDEX_PENDING = (
+    "INSERT INTO produtos_busca (produtos_busca, rowid, busca) "
+    "SELECT 'delete', -q.id, q.busca FROM busca_pendente q "
+    "JOIN (SELECT min(seq) AS seq FROM busca_pendente GROUP BY id) f ON f.seq = q.seq "
+    "WHERE q.apagar ORDER BY q.id DESC",
+    "INSERT INTO produtos_busca (rowid, busca) "
+    "SELECT -q.id, q.busca FROM busca_pendente q "
+    "JOIN (SELECT max(seq) AS seq FROM busca_pendente GROUP BY id) l ON l.seq = q.seq "
+    "WHERE NOT q.apagar ORDER BY q.id DESC",
+    "DELETE FROM busca_pendente",
+)
+
+
+def index_pending(connection: sqlite3.Connection) -> None:
+    """INDEX_PENDING, when anything is pending: the writer's last step before each commit."""
+    if connection.execute("SELECT EXISTS (SELECT 1 FROM busca_pendente)").fetchone()[0]:
+        for statement in INDEX_PENDING:
+            connection.execute(statement)
+
 
 PROBE = 2_000  # below this many, a word or a price range is rare enough to find all and sort
 _KEYS = {

@@ -50,8 +50,16 @@ Job = tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]
 class Writer(threading.Thread):
     """Owns the write connection; commits each batch of queued writes with one flush."""
 
-    def __init__(self, path: str, lock_timeout_ms: int, committed: Callable[[int], None]) -> None:
+    def __init__(
+        self,
+        path: str,
+        lock_timeout_ms: int,
+        committed: Callable[[int], None],
+        before_commit: Callable[[sqlite3.Connection], None] = lambda connection: None,
+    ) -> None:
+        """`before_commit` runs in every transaction, last (the search index's pending rows)."""
         super().__init__(name="sqlite-writer", daemon=True)
+        self._before_commit = before_commit
         self._path = path
         self._lock_timeout_ms = lock_timeout_ms
         self._committed = committed
@@ -94,7 +102,7 @@ class Writer(threading.Thread):
 
     def _commit(self, connection: sqlite3.Connection, batch: list[Job]) -> None:
         try:
-            outcomes = _run(connection, [work for work, _ in batch])
+            outcomes = _run(connection, [work for work, _ in batch], self._before_commit)
             committed = len(batch)
         except Exception as error:  # locked past busy_timeout, disk full, a damaged file
             _rollback(connection)
@@ -121,7 +129,9 @@ def _rollback(connection: sqlite3.Connection) -> None:
 
 
 def _run(
-    connection: sqlite3.Connection, works: list[Callable[[sqlite3.Connection], Any]]
+    connection: sqlite3.Connection,
+    works: list[Callable[[sqlite3.Connection], Any]],
+    before_commit: Callable[[sqlite3.Connection], None],
 ) -> list[tuple[bool, Any]]:
     """Each work's outcome, all of them committed in one transaction. A work that raises having
     changed nothing (`total_changes` counts every row a statement or its triggers wrote) keeps
@@ -151,6 +161,7 @@ def _run(
                     again = True
                     break
         if not again:
+            before_commit(connection)
             connection.execute("COMMIT")
             return outcomes
         connection.execute("ROLLBACK")
