@@ -264,8 +264,8 @@ def _price_field(preco: Decimal | None) -> str:
     return "" if preco is None else preco_for_input(preco)
 
 
-# Pages as a GET shows them, whole (templating.Pages): a worker keeps 40 MiB of them.
-_PAGES = templating.Pages(40 * 1024 * 1024)
+# Pages as a GET shows them, whole (templating.Pages): a worker keeps 32 MiB of them.
+_PAGES = templating.Pages(32 * 1024 * 1024)
 
 
 def product_page(request: Request, produto: Produto) -> bytes:
