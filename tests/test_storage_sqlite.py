@@ -5,6 +5,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import pytest
 
@@ -20,6 +21,7 @@ from tests.helpers import ONLY_SQLITE, eventually_in_loop
 from tests.test_storage import produto
 
 pytestmark = ONLY_SQLITE
+T = TypeVar("T")
 
 
 def run(settings: Settings, test: Callable[[SQLiteStorage], Awaitable[None]]) -> None:
@@ -33,6 +35,25 @@ def run(settings: Settings, test: Callable[[SQLiteStorage], Awaitable[None]]) ->
             await storage.close()
 
     asyncio.run(opened())
+
+
+async def in_one_batch(storage: SQLiteStorage, count: int, writes: Callable[[], Awaitable[T]]) -> T:
+    """What `writes` starts (`count` jobs), committed together: they start once the writer
+    waits at a gate, in a batch of its own, which opens when all of them are queued (left to
+    the scheduler, one sometimes went alone into a batch of its own); at most 5 s."""
+    inside, gate = threading.Event(), threading.Event()
+
+    def hold(connection: sqlite3.Connection) -> None:
+        inside.set()
+        gate.wait(5)
+
+    held = storage._writer.submit(hold)
+    await asyncio.to_thread(inside.wait, 5)
+    pending = asyncio.ensure_future(writes())
+    await eventually_in_loop(lambda: storage._writer._jobs.qsize() >= count, seconds=5)
+    gate.set()
+    await held
+    return await pending
 
 
 def test_writes_committed_together_each_get_their_own_id(settings: Settings, db: Database) -> None:
@@ -77,26 +98,17 @@ def test_a_write_that_fails_after_changing_something_leaves_none_of_it(
         raise ValueError("the second half failed")
 
     async def test(storage: SQLiteStorage) -> None:
-        inside, gate = threading.Event(), threading.Event()
+        def written() -> Awaitable[tuple[Any, ...]]:
+            return asyncio.gather(
+                storage.create(produto("antes"), CLI),
+                storage._writer.submit(half_done),
+                storage.create(produto("depois"), CLI),
+                return_exceptions=True,
+            )
 
-        def hold(connection: sqlite3.Connection) -> None:
-            inside.set()
-            gate.wait(5)
-
-        held = storage._writer.submit(hold)
-        await asyncio.to_thread(inside.wait, 5)  # the three below queue up for one batch
-        results = asyncio.gather(
-            storage.create(produto("antes"), CLI),
-            storage._writer.submit(half_done),
-            storage.create(produto("depois"), CLI),
-            return_exceptions=True,
-        )
-        await eventually_in_loop(lambda: storage._writer._jobs.qsize() >= 3, seconds=5)
-        gate.set()
-        await held
-        antes, failed, depois = await results
+        antes, failed, depois = await in_one_batch(storage, 3, written)
         assert isinstance(failed, ValueError)
-        assert (antes.nome, depois.nome) == ("antes", "depois")  # type: ignore[union-attr]
+        assert (antes.nome, depois.nome) == ("antes", "depois")
 
     run(settings, test)
     assert [r[0] for r in db.execute("SELECT nome FROM produtos ORDER BY id")] == [
@@ -148,14 +160,6 @@ def test_a_batch_of_writes_leaves_the_search_index_as_its_last_texts_say(
 
     async def test(storage: SQLiteStorage) -> None:
         (old,) = [await storage.create(produto("Caneca azul antiga"), CLI)]
-        inside, gate = threading.Event(), threading.Event()
-
-        def hold(connection: sqlite3.Connection) -> None:
-            inside.set()
-            gate.wait(5)
-
-        held = storage._writer.submit(hold)
-        await asyncio.to_thread(inside.wait, 5)
 
         async def story() -> None:
             made = await storage.create(produto("Caneca azul"), CLI)
@@ -166,15 +170,16 @@ def test_a_batch_of_writes_leaves_the_search_index_as_its_last_texts_say(
             await storage.delete(gone.id, None, CLI)
 
         assert old.id is not None
-        writes = asyncio.gather(
-            storage.update(old.id, produto("Caneca amarela"), None, CLI),
-            storage.delete(old.id, None, CLI),
-            storage.restore(old.id, CLI),
-        )
-        await eventually_in_loop(lambda: storage._writer._jobs.qsize() >= 3, seconds=5)
-        gate.set()
-        await held
-        await writes
+
+        def writes() -> Awaitable[tuple[Any, ...]]:
+            assert old.id is not None
+            return asyncio.gather(
+                storage.update(old.id, produto("Caneca amarela"), None, CLI),
+                storage.delete(old.id, None, CLI),
+                storage.restore(old.id, CLI),
+            )
+
+        await in_one_batch(storage, 3, writes)
         await story()
 
         async def found(words: str) -> list[str]:
@@ -197,23 +202,13 @@ def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(
         raise sqlite3.DatabaseError("database disk image is malformed")
 
     async def test(storage: SQLiteStorage) -> None:
-        # The writer waits at a gate until both writes are queued, so they share one batch
-        # (left to the scheduler, "x" sometimes went alone into a batch of its own).
-        inside, gate = threading.Event(), threading.Event()
+        def both() -> Awaitable[tuple[Any, ...]]:
+            return asyncio.gather(
+                storage._writer.submit(damaged), storage.create(produto("x"), CLI)
+            )
 
-        def hold(connection: sqlite3.Connection) -> None:
-            inside.set()
-            gate.wait(5)
-
-        held = storage._writer.submit(hold)
-        await asyncio.to_thread(inside.wait, 5)  # the writer is in a batch of its own
-        both = asyncio.gather(storage._writer.submit(damaged), storage.create(produto("x"), CLI))
-        # create queues at its turn; the writer holds at the gate for 5 s at most
-        await eventually_in_loop(lambda: storage._writer._jobs.qsize() >= 2, seconds=5)
-        gate.set()
-        await held
         with pytest.raises(StorageUnavailable, match="malformed"):
-            await both
+            await in_one_batch(storage, 2, both)
         assert (await storage.create(produto("depois"), CLI)).nome == "depois"
 
     run(settings, test)

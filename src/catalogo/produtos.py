@@ -229,6 +229,21 @@ def stored(
     return produto
 
 
+def every_value(produto: Produto) -> tuple[Any, ...]:
+    """All a product is, stored fields and times: what keeps a page or a representation made of
+    it (resources) from ever being shown for another version of it."""
+    return (
+        produto.id,
+        produto.versao,
+        produto.codigo,
+        produto.nome,
+        produto.descricao,
+        produto.preco,
+        produto.criado_em,
+        produto.atualizado_em,
+    )
+
+
 def keeping_codigo(novo: Produto, atual: Produto) -> Produto:
     """A write that does not mention `codigo` (the spec's form, a client older than codes)
     keeps the stored one: only an explicit null or blank clears it."""

@@ -33,7 +33,7 @@ from catalogo.identity import personal, principal
 from catalogo.listing import Paging
 from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, preferred
 from catalogo.outermost import request_id
-from catalogo.produtos import Produto, representation
+from catalogo.produtos import Produto, every_value, representation
 from catalogo.settings import Settings
 from catalogo.storage import Storage
 from catalogo.storage.paging import Page
@@ -160,16 +160,7 @@ REPRESENTED_KEPT = 5_000
 
 def represented(produto: Produto) -> orjson.Fragment:
     """`representation(produto)` as JSON, for orjson to paste into a body as it is."""
-    key = (
-        produto.id,
-        produto.versao,
-        produto.codigo,
-        produto.nome,
-        produto.descricao,
-        produto.preco,
-        produto.criado_em,
-        produto.atualizado_em,
-    )
+    key = every_value(produto)
     found = _REPRESENTED.get(key)
     if found is None:
         if len(_REPRESENTED) >= REPRESENTED_KEPT:

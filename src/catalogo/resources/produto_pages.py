@@ -15,7 +15,7 @@ from catalogo import history, templating
 from catalogo.identity import Visitor, visitor
 from catalogo.listing import LIST_PATH, Listing, ListingError
 from catalogo.precos import format_preco, preco_for_input
-from catalogo.produtos import CAMPOS, Produto, format_field
+from catalogo.produtos import CAMPOS, Produto, every_value, format_field
 from catalogo.resources import VARY, notices, shared_of
 from catalogo.search import END, Ordem, Position
 from catalogo.services import MergeConflict
@@ -273,19 +273,7 @@ def product_page(request: Request, produto: Produto) -> bytes:
     return to (the query string) and visitor: the key holds every value the page shows."""
     who = visitor(request)
     query = request.scope["query_string"]
-    key = (
-        "editar",
-        produto.id,
-        produto.versao,
-        produto.codigo,
-        produto.nome,
-        produto.descricao,
-        produto.preco,
-        produto.criado_em,
-        produto.atualizado_em,
-        query,
-        who,
-    )
+    key = ("editar", *every_value(produto), query, who)
 
     def make() -> bytes:
         listing = Listing.returning_to(request.query_params)
