@@ -303,18 +303,15 @@ def edit_page(
     listing: Listing,
     status_code: int = 200,
     headers: dict[str, str] | None = None,
-    escolhas: dict[str, tuple[tuple[str, str], tuple[str, str]]] | None = None,
-    mantidos: list[str] | None = None,
-    remocao_recusada: list[tuple[str, str, str]] | None = None,
-    autores: list[str] | None = None,
+    **conflict: Any,
 ) -> Response:
+    """The edit page as a write that was refused shows it; `conflict`, what a conflict's page
+    adds (`_editing`'s last four)."""
     return templating.load().render(
         "produtos/editar.html",
         status_code,
         headers or {"Cache-Control": "no-cache", **VARY},
-        **_editing(
-            who, produto, values, problems, listing, escolhas, mantidos, remocao_recusada, autores
-        ),
+        **_editing(who, produto, values, problems, listing, **conflict),
     )
 
 
