@@ -151,6 +151,37 @@ def test_who_a_credential_names_is_asked_again_once_another_instance_changed_any
     run(settings, test)
 
 
+def test_a_product_read_again_unchanged_is_the_one_kept_and_a_changed_one_is_read_anew(
+    settings: Settings,
+) -> None:
+    """Products are kept by the row they were read from (sqlite_history.produto_of): a list
+    read again shares them, and a change, by this instance or another on the same file, shows
+    at once, since the changed row is another key."""
+
+    async def test(here: SQLiteStorage) -> None:
+        there = SQLiteStorage(settings.sqlite_path)
+        try:
+            made = await here.create(produto("Caneca"), CLI)
+            assert made.id is not None
+
+            async def listed() -> Any:
+                return (await here.find(Query(), Cursor(10))).items[0]
+
+            first = await listed()
+            assert await listed() is first and await here.get(made.id) is first
+            await there.update(made.id, produto("Caneca azul"), None, CLI)
+            changed = await listed()
+            assert (changed.nome, changed.versao) == ("Caneca azul", 2)
+            assert await here.get(made.id) is changed
+            await here.update(made.id, produto("Caneca"), None, CLI)
+            again = await listed()
+            assert (again.nome, again.versao) == ("Caneca", 3) and again != first
+        finally:
+            await there.close()
+
+    run(settings, test)
+
+
 def test_a_batch_of_writes_leaves_the_search_index_as_its_last_texts_say(
     settings: Settings, db: Database
 ) -> None:
