@@ -154,7 +154,7 @@ def test_who_a_credential_names_is_asked_again_once_another_instance_changed_any
 def test_a_product_read_again_unchanged_is_the_one_kept_and_a_changed_one_is_read_anew(
     settings: Settings,
 ) -> None:
-    """Products are kept by the row they were read from (sqlite_history.produto_of): a list
+    """Products are kept by the row they were read from (sqlite_history.kept_produto_of): a list
     read again shares them, and a change, by this instance or another on the same file, shows
     at once, since the changed row is another key."""
 

@@ -27,7 +27,13 @@ from catalogo.storage.sql import (
     left_as_it_was,
 )
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
-from catalogo.storage.sqlite_history import COLUMNS, LIVE, SQLiteHistory, produto_of
+from catalogo.storage.sqlite_history import (
+    COLUMNS,
+    LIVE,
+    SQLiteHistory,
+    kept_produto_of,
+    produto_of,
+)
 from catalogo.storage.sqlite_imports import SQLiteImports
 from catalogo.storage.sqlite_readers import Reader, Readers
 from catalogo.storage.sqlite_search import SQLiteSearch, index_pending
@@ -273,7 +279,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
 
     async def get(self, id: int) -> Produto | None:
         rows = self._read(f"SELECT {COLUMNS} FROM produtos WHERE id = ? AND {LIVE}", (id,))
-        return produto_of(rows[0]) if rows else None
+        return kept_produto_of(rows[0]) if rows else None
 
     async def create(self, produto: Produto, autoria: Autoria) -> Produto:
         return await self._writer.submit(lambda c: _insert(c, produto, autoria))

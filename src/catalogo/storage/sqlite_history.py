@@ -26,14 +26,17 @@ _TRASH = sql.trash("preco_centavos")
 _REMOVED = _TRASH.rows
 
 
-# Products by the row they were read from: every value a product is made of, so a kept one is
-# never stale. A list page reads 51 rows, most of them read before, and built 51 models anew:
-# a fifth of the JSON list's cost. Products are frozen, so one may be shared.
-@functools.lru_cache(maxsize=5_000)
 def produto_of(row: tuple[Any, ...]) -> Produto:
     id, nome, descricao, centavos, versao, criado_em, atualizado_em, codigo = row
     preco = Decimal(centavos).scaleb(-2)
     return stored(id, versao, criado_em, atualizado_em, codigo, nome, descricao, preco)
+
+
+# Products by the row they were read from, for the reads that show them (a list, a product's
+# GET): every value a product is made of, so a kept one is never stale. A list page reads 51
+# rows, most of them read before, and built 51 models anew. Products are frozen, so one may be
+# shared. A write's own read of the row it changes is not kept: that row is never read again.
+kept_produto_of = functools.lru_cache(maxsize=5_000)(produto_of)
 
 
 def _removal(row: tuple[Any, ...]) -> storage.Removal:

@@ -38,7 +38,7 @@ from catalogo.produtos import Produto
 from catalogo.search import Position, Query, keyer, trigrams
 from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
-from catalogo.storage.sqlite_history import COLUMNS, LIVE, produto_of
+from catalogo.storage.sqlite_history import COLUMNS, LIVE, kept_produto_of
 from catalogo.storage.sqlite_readers import Reader, Readers
 
 # The search index's changes since the last commit (migration 0014), moved into it as the
@@ -218,7 +218,7 @@ def _answer(reader: Reader, plan: _Plan, step: Step) -> Any:
         sql, params = plan.page(step.cursor, step.cursor.limit + 1)
         key = keyer(plan.query)
         return [
-            (produto_of(row[:8]), key(row[0], row[8], row[3], row[6]))
+            (kept_produto_of(row[:8]), key(row[0], row[8], row[3], row[6]))
             for row in reader.read(sql, tuple(params))
         ]
     if isinstance(step, Number):
