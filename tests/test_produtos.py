@@ -1,6 +1,7 @@
 """The product's rules: each field's, the text's, and what the pages are made from."""
 
 import re
+import time
 import unicodedata
 from decimal import Decimal
 from typing import Any
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from catalogo.produtos import ATRIBUTOS_HTML, Produto, samples, stored, validate
+from catalogo.produtos import ATRIBUTOS_HTML, Produto, format_moment, samples, stored, validate
 
 
 class TestFields:
@@ -268,3 +269,9 @@ def test_a_stored_product_is_the_one_model_construct_makes_frozen_alike() -> Non
     assert fast.model_copy(update={"nome": "Xícara"}).nome == "Xícara"
     with pytest.raises(ValidationError):
         fast.nome = "Xícara"
+
+
+@given(st.floats(min_value=0, max_value=4e9))
+def test_a_moment_reads_as_its_day_and_minute_in_the_servers_time_zone(em: float) -> None:
+    """format_moment makes each minute's text once: any moment of it reads the same."""
+    assert format_moment(em) == time.strftime("%d/%m/%Y %H:%M", time.localtime(em))

@@ -7,6 +7,7 @@ Its price is read and written by precos.py.
 """
 
 import datetime
+import functools
 import re
 import time
 from collections.abc import Iterator
@@ -271,7 +272,14 @@ def representation(produto: Produto) -> dict[str, Any]:
 
 def format_moment(em: float) -> str:
     """A moment as a clerk reads it: the day and the minute, in the server's time zone."""
-    return time.strftime("%d/%m/%Y %H:%M", time.localtime(em))
+    return _minute(int(em // 60))
+
+
+@functools.lru_cache(maxsize=4096)
+def _minute(minute: int) -> str:
+    """Every moment of a minute reads the same (time zones are whole minutes apart): a page's
+    dates are made once a minute, not on every page."""
+    return time.strftime("%d/%m/%Y %H:%M", time.localtime(minute * 60))
 
 
 def as_datetime(em: float) -> datetime.datetime:

@@ -2,11 +2,20 @@
 stored now, to whoever is asking now, through HTTP on the real app and a real database."""
 
 import re
+from decimal import Decimal
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from starlette.requests import Request
 from starlette.testclient import TestClient
 
-from catalogo import templating
+from catalogo import identity, templating
+from catalogo.accounts import Principal
+from catalogo.listing import Listing
+from catalogo.produtos import Produto, stored
+from catalogo.resources import produto_pages
 from tests.databases import Database
 from tests.helpers import JSON, SENHA, add_user, create_via_form, sign_in
 from tests.resources.test_contas import as_browser, second_browser
@@ -145,3 +154,65 @@ class TestPages:
         for n in (1, 2, 3, 1, 4, 1, 2):  # 1 shown again before 4 comes: 2 is the oldest
             show(n)
         assert made == [1, 2, 3, 4, 2]
+
+
+# Who may look at an edit page, as access.py notes them: no accounts; anonymous where there are;
+# an editor, a reader; a browser whose session ended.
+_VISITORS: list[tuple[Principal | None, identity.Mode, bool]] = [
+    (None, "off", False),
+    (None, "writes", False),
+    (Principal(7, "maria <&>", "editor"), "writes", False),
+    (Principal(8, "joão", "leitor"), "all", False),
+    (None, "writes", True),
+]
+_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+_MOMENT = st.floats(min_value=1e9, max_value=4e9)
+
+
+def _page_request(id: int, query: bytes, visitor: int) -> Request:
+    request = Request(
+        {"type": "http", "method": "GET", "path": f"/produtos/{id}", "query_string": query}
+    )
+    identity.note(request, *_VISITORS[visitor])
+    return request
+
+
+class TestTheEditPagesSkeleton:
+    @given(
+        id=st.integers(1, 2**63 - 1),
+        versao=st.integers(1, 10**6),
+        codigo=st.none() | _TEXT,
+        nome=_TEXT,
+        descricao=_TEXT,
+        centavos=st.integers(1, 99_999_999_999),
+        criado_em=_MOMENT,
+        later=st.sampled_from([0.0, 1.0, 59.0, 60.0, 86_400.0]) | _MOMENT,
+        query=st.sampled_from([b"", b"lista=q%3Dcaneca%26preco_max%3D5", b"lista=ordem%3Dpreco"]),
+        visitor=st.integers(0, len(_VISITORS) - 1),
+    )
+    def test_a_filled_skeleton_is_the_page_the_template_renders(
+        self, visitor: int, query: bytes, criado_em: float, later: float, **fields: Any
+    ) -> None:
+        """Whatever a product holds, whoever looks and whichever list they return to, the page
+        filled in (product_page) is, byte for byte, the template rendered for that product."""
+        centavos = fields.pop("centavos")
+        produto = stored(
+            criado_em=criado_em,
+            atualizado_em=criado_em + later if later < 1e9 else later,
+            preco=Decimal(centavos).scaleb(-2),
+            **fields,
+        )
+        request = _page_request(produto.id or 0, query, visitor)
+        assert produto_pages.product_page(request, produto) == _rendered(request, produto)
+
+
+def _rendered(request: Request, produto: Produto) -> bytes:
+    """The edit page rendered whole, as a refused write renders it."""
+    listing = Listing.returning_to(request.query_params)
+    who = identity.visitor(request)
+    context = produto_pages._editing(who, produto, produto_pages.form_values(produto), {}, listing)
+    criado, atualizado = produto_pages._dates(produto)
+    page = templating.load().page(
+        "produtos/editar.html", **context, criado=criado, atualizado=atualizado
+    )
+    return page

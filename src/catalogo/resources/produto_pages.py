@@ -2,9 +2,10 @@
 edit page again after someone else saved (a conflict). The 303 after a write, and the notice
 it leaves, are notices.py's."""
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, replace
 from decimal import Decimal
+from types import SimpleNamespace
 from typing import Any
 
 from markupsafe import Markup
@@ -15,7 +16,7 @@ from catalogo import history, templating
 from catalogo.identity import Visitor, visitor
 from catalogo.listing import LIST_PATH, Listing, ListingError
 from catalogo.precos import format_preco, preco_for_input
-from catalogo.produtos import CAMPOS, Produto, every_value, format_field
+from catalogo.produtos import CAMPOS, Produto, every_value, format_field, format_moment
 from catalogo.resources import VARY, notices, shared_of
 from catalogo.search import END, Ordem, Position
 from catalogo.services import MergeConflict
@@ -266,21 +267,74 @@ def _price_field(preco: Decimal | None) -> str:
 
 # Pages as a GET shows them, whole (templating.Pages): a worker keeps 32 MiB of them.
 _PAGES = templating.Pages(32 * 1024 * 1024)
+# The edit page rendered once per shape (templating.Skeleton): who is looking, the list to
+# return to and which dates it shows; a product's page is its shape's skeleton filled with the
+# product's values, at a third of a render's cost. Every write makes a new version, whose page
+# is not kept yet. Bounded: emptied when full (the list is the client's to vary).
+_SKELETONS: dict[Hashable, templating.Skeleton] = {}
+_SKELETONS_KEPT = 1_000
+_PRODUTO_SLOTS: Any = SimpleNamespace(  # what editar.html reads of a product, as slots
+    id=templating.slot("id"), nome=templating.slot("nome"), versao=templating.slot("versao")
+)
+_VALORES_SLOTS = {campo: templating.slot(campo) for campo in (*CAMPOS, "versao")}
 
 
 def product_page(request: Request, produto: Produto) -> bytes:
-    """The edit page as a GET shows it, rendered once per version of the product, list to
-    return to (the query string) and visitor: the key holds every value the page shows."""
+    """The edit page as a GET shows it, kept by every value it shows: the product's fields and
+    version, the list to return to (the query string) and the visitor."""
     who = visitor(request)
     query = request.scope["query_string"]
     key = ("editar", *every_value(produto), query, who)
+    return _PAGES.get(key, lambda: _filled(request, who, query, produto))
 
-    def make() -> bytes:
-        listing = Listing.returning_to(request.query_params)
-        context = _editing(who, produto, form_values(produto), {}, listing)
-        return templating.load().page("produtos/editar.html", **context)
 
-    return _PAGES.get(key, make)
+def _filled(request: Request, who: Visitor | None, query: bytes, produto: Produto) -> bytes:
+    criado, atualizado = _dates(produto)
+    shape = (query, _seen_by(who), criado is None, atualizado is None)
+    skeleton = _SKELETONS.get(shape)
+    if skeleton is None:
+        if len(_SKELETONS) >= _SKELETONS_KEPT:
+            _SKELETONS.clear()
+        skeleton = _SKELETONS[shape] = _edit_skeleton(request, who, criado, atualizado)
+    return skeleton.fill(
+        {
+            "id": str(produto.id),
+            "versao": str(produto.versao),
+            "codigo": produto.codigo or "",
+            "nome": produto.nome,
+            "descricao": produto.descricao,
+            "preco": preco_for_input(produto.preco),
+            "criado": criado or "",
+            "atualizado": atualizado or "",
+            "aqui": who.aqui if who is not None else "",
+        }
+    )
+
+
+def _seen_by(who: Visitor | None) -> Hashable:
+    """Who a skeleton is for: the visitor but for the page they are on, which is a slot."""
+    return None if who is None else tuple(v for k, v in vars(who).items() if k != "aqui")
+
+
+def _edit_skeleton(
+    request: Request, who: Visitor | None, criado: str | None, atualizado: str | None
+) -> templating.Skeleton:
+    if who is not None and who.aqui:
+        who = replace(who, aqui=templating.slot("aqui"))
+    context = _editing(
+        who, _PRODUTO_SLOTS, _VALORES_SLOTS, {}, Listing.returning_to(request.query_params)
+    )
+    context["criado"] = criado and templating.slot("criado")
+    context["atualizado"] = atualizado and templating.slot("atualizado")
+    return templating.load().skeleton("produtos/editar.html", **context)
+
+
+def _dates(produto: Produto) -> tuple[str | None, str | None]:
+    """When the product was made, and when it changed last if that shows as another minute."""
+    if produto.criado_em is None or produto.atualizado_em is None:
+        return None, None
+    criado, atualizado = format_moment(produto.criado_em), format_moment(produto.atualizado_em)
+    return criado, atualizado if atualizado != criado else None
 
 
 def new_form_page(request: Request) -> Response:
@@ -307,11 +361,14 @@ def edit_page(
 ) -> Response:
     """The edit page as a write that was refused shows it; `conflict`, what a conflict's page
     adds (`_editing`'s last four)."""
+    criado, atualizado = _dates(produto)
     return templating.load().render(
         "produtos/editar.html",
         status_code,
         headers or {"Cache-Control": "no-cache", **VARY},
         **_editing(who, produto, values, problems, listing, **conflict),
+        criado=criado,
+        atualizado=atualizado,
     )
 
 
