@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from catalogo import history, storage
 from catalogo.history import Autoria, Evento
-from catalogo.produtos import Produto, keeping_codigo, same_fields
+from catalogo.produtos import Produto, keeping_codigo, same_fields, stored
 from catalogo.search import folded
 from catalogo.storage.sql import (
     CODIGO_HOLDER,
@@ -51,8 +51,15 @@ def _insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) 
         "nome_chave, busca, codigo_chave) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id, versao",
         (produto.codigo, produto.nome, produto.descricao, _centavos(produto), now, now, *keys),
     ).fetchall()
-    created = produto.model_copy(
-        update={"id": rows[0][0], "versao": rows[0][1], "criado_em": now, "atualizado_em": now}
+    created = stored(
+        rows[0][0],
+        rows[0][1],
+        now,
+        now,
+        produto.codigo,
+        produto.nome,
+        produto.descricao,
+        produto.preco,
     )
     _record(connection, event_row("criado", created, None, created, autoria, now))
     return created
@@ -77,13 +84,9 @@ def _update(
         f"UPDATE produtos SET versao = versao + 1, atualizado_em = ?, {columns} WHERE id = ?",
         (now, *params, id),
     )
-    depois = edit.model_copy(
-        update={
-            "id": id,
-            "versao": _next(antes),
-            "criado_em": antes.criado_em,
-            "atualizado_em": now,
-        }
+    assert antes.criado_em is not None  # noqa: S101 - read from the database just now
+    depois = stored(
+        id, _next(antes), antes.criado_em, now, edit.codigo, edit.nome, edit.descricao, edit.preco
     )
     _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
     return storage.Saved(depois, changed=True)
