@@ -182,6 +182,26 @@ def test_a_product_read_again_unchanged_is_the_one_kept_and_a_changed_one_is_rea
     run(settings, test)
 
 
+def test_a_writer_left_idle_copies_what_it_wrote_into_the_file(settings: Settings) -> None:
+    """Reads find a page in a long WAL dearer than in the file (sqlite_writer.IDLE_CHECKPOINT_S):
+    once the writer has had nothing to do for a while, what it wrote is in the file itself,
+    where a connection that never looks at the WAL (immutable) finds it."""
+
+    def in_the_file(id: int) -> bool:
+        file = sqlite3.connect(f"file:{settings.sqlite_path}?immutable=1", uri=True)
+        try:
+            return bool(file.execute("SELECT 1 FROM produtos WHERE id = ?", (id,)).fetchall())
+        finally:
+            file.close()
+
+    async def test(storage: SQLiteStorage) -> None:
+        made = await storage.create(produto("Caneca"), CLI)
+        assert made.id is not None and not in_the_file(made.id)  # in the WAL, for now
+        await eventually_in_loop(lambda: in_the_file(made.id or 0), seconds=10)
+
+    run(settings, test)
+
+
 def test_a_batch_of_writes_leaves_the_search_index_as_its_last_texts_say(
     settings: Settings, db: Database
 ) -> None:
