@@ -165,7 +165,7 @@ _VISITORS: list[tuple[Principal | None, identity.Mode, bool]] = [
     (Principal(8, "joão", "leitor"), "all", False),
     (None, "writes", True),
 ]
-_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
 _MOMENT = st.floats(min_value=1e9, max_value=4e9)
 
 
