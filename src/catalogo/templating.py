@@ -18,6 +18,7 @@ render.
 import functools
 import hashlib
 import re
+import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -109,9 +110,11 @@ class Templates:
         return Markup(self.templates[template].render(context))  # noqa: S704 - autoescaped
 
 
-# A slot is text no value can make: characters of Unicode's private use area around its name.
-# A template prints it as it is, or percent-encoded through `urlencode`.
-_OPEN, _CLOSE = "\ue000", "\ue001"
+# A slot is text no value can make: its name behind a secret of the process's, between two
+# characters of Unicode's private use area, so that nothing a skeleton is rendered with (a
+# list's query, a user's name) can put one in. A template prints it as it is, or
+# percent-encoded through `urlencode`.
+_OPEN, _CLOSE = "\ue000" + secrets.token_hex(8), "\ue001"
 _SLOTS = re.compile(f"{_OPEN}(\\w+){_CLOSE}|{do_urlencode(_OPEN)}(\\w+){do_urlencode(_CLOSE)}")
 
 

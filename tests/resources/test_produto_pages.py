@@ -68,6 +68,18 @@ class TestTheEditPageKept:
         assert 'href="/produtos?q=caneta"' not in plain
         assert client.get(f"/produtos/{id}", params={"lista": "depois=x"}).status_code == 400
 
+    def test_a_list_to_return_to_that_looks_like_a_slot_is_shown_as_it_was_asked(
+        self, client: TestClient, db: Database
+    ) -> None:
+        """The edit page's skeleton (templating.Skeleton) is rendered with the list's query: a
+        query made of the private-use characters a slot is made of stays text."""
+        id = create_via_form(client, db, "Caneta")
+        for query in ("q=\ue000nome\ue001", "q=\ue000id\ue001&ordem=preco", "q=%EE%80%80x"):
+            page = client.get(f"/produtos/{id}", params={"lista": query})
+            assert page.status_code == 200
+            assert _name_shown(page.text) == "Caneta"
+            assert page.text.count("Caneta") == client.get(f"/produtos/{id}").text.count("Caneta")
+
     @pytest.mark.parametrize(
         "accept",
         ["application/json", "text/html;q=0.5, application/json", "application/*"],
