@@ -29,8 +29,8 @@ from catalogo.resources import (
     shared_of,
 )
 from catalogo.resources.history_pages import event_lines
+from catalogo.resources.list_pages import list_page, typed
 from catalogo.resources.notices import after_batch, after_batch_undone
-from catalogo.resources.produto_pages import list_page, typed
 from catalogo.storage import BatchMoved, NotFound
 
 BATCHES_PATH = "/produtos/lote"

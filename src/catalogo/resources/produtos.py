@@ -2,8 +2,8 @@
 that asks before a removal.
 
 These translate between HTTP and the product; what a browser is shown (the pages, the notice
-after a write, the 303 back to the list) is produto_pages.py's. JSON clients get 201 +
-`Location`, 200 with the product, or 204.
+after a write, the 303 back to the list) is produto_pages.py's, list_pages.py's and
+notices.py's. JSON clients get 201 + `Location`, 200 with the product, or 204.
 
 Versions (conditional.py): the edit page and the JSON product carry an ETag of the product's
 version; a write with `If-Match` fails with 412 once the product has moved on, and a form or
@@ -52,19 +52,17 @@ from catalogo.resources import (
     shared_of,
 )
 from catalogo.resources.exports import export_response
+from catalogo.resources.list_pages import Found, list_page, typed
 from catalogo.resources.notices import to_the_list
 from catalogo.resources.produto_pages import (
     EMPTY_FORM,
-    Found,
     changes_between,
     conflict_page,
     edit_page,
-    list_page,
     new_form_page,
     new_page,
     product_page,
     removal_refused_page,
-    typed,
 )
 from catalogo.services import MergeConflict, save_merged, since
 from catalogo.storage import CodigoTaken, NotFound, QueryTimeout, VersionConflict
