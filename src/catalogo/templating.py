@@ -11,7 +11,7 @@ the page with its parts pasted in.
 
 A page that is the same for every product but for the product's values (the edit page) is
 rendered once per shape, with slots where the values go (`Skeleton`), and each product's page
-is the skeleton filled in: the values escaped as Jinja would have, which costs a tenth of a
+is the skeleton filled in: the values escaped as Jinja would have, which costs a third of a
 render.
 """
 
