@@ -11,11 +11,12 @@ import pytest
 
 from catalogo.accounts import NewSession, NewToken, UserChange
 from catalogo.history import CLI
-from catalogo.search import Query, terms
+from catalogo.search import Query, terms, trigrams
 from catalogo.settings import Settings
-from catalogo.storage import StorageUnavailable
+from catalogo.storage import StorageUnavailable, sqlite_search
 from catalogo.storage.paging import Cursor
 from catalogo.storage.sqlite import SQLiteStorage
+from catalogo.storage.sqlite_search import match
 from tests.databases import Database
 from tests.helpers import ONLY_SQLITE, eventually_in_loop
 from tests.test_storage import produto
@@ -183,7 +184,7 @@ def test_a_product_read_again_unchanged_is_the_one_kept_and_a_changed_one_is_rea
 
 
 def test_a_writer_left_idle_copies_what_it_wrote_into_the_file(settings: Settings) -> None:
-    """Reads find a page in a long WAL dearer than in the file (sqlite_writer.IDLE_CHECKPOINT_S):
+    """Reads find a page in a long WAL dearer than in the file (sqlite_writer.IDLE_S):
     once the writer has had nothing to do for a while, what it wrote is in the file itself,
     where a connection that never looks at the WAL (immutable) finds it."""
 
@@ -244,6 +245,92 @@ def test_a_batch_of_writes_leaves_the_search_index_as_its_last_texts_say(
 
     run(settings, test)
     assert db.execute("SELECT count(*) FROM busca_pendente").fetchone() == (0,)
+
+
+def queued(db: Database) -> int:
+    """How many changes wait to be moved into the search index (sqlite_search.py)."""
+    return int(db.execute("SELECT count(*) FROM busca_pendente").fetchone()[0])
+
+
+def test_a_write_leaves_its_search_text_queued_and_a_search_moves_it_in_first(
+    settings: Settings, db: Database
+) -> None:
+    """A write no longer pays for the index: its text waits in the queue; but a search sees
+    every write committed before it, here or by another process on the file."""
+
+    async def test(here: SQLiteStorage) -> None:
+        there = SQLiteStorage(settings.sqlite_path)
+        try:
+            made = await there.create(produto("Caneca azul"), CLI)
+            assert made.id is not None
+            await there.update(made.id, produto("Caneca verde"), None, CLI)
+            assert queued(db) == 3  # in, out, in again
+            assert [p.nome for p in (await here.find(Query(terms("verde")), Cursor(9))).items] == [
+                "Caneca verde"
+            ]
+            assert queued(db) == 0
+            assert (await here.find(Query(terms("azul")), Cursor(9))).items == []
+        finally:
+            await there.close()
+
+    run(settings, test)
+
+
+def test_a_search_by_short_words_or_none_leaves_the_queue_alone(
+    settings: Settings, db: Database
+) -> None:
+    """Words under three characters and lists without words never read the index."""
+
+    async def test(storage: SQLiteStorage) -> None:
+        await storage.create(produto("Pá de lixo"), CLI)
+        assert [p.nome for p in (await storage.find(Query(terms("pá")), Cursor(9))).items] == [
+            "Pá de lixo"
+        ]
+        assert len((await storage.find(Query(), Cursor(9))).items) == 1
+        assert queued(db) == 1
+
+    run(settings, test)
+
+
+def test_an_export_by_words_sees_the_queued_writes(settings: Settings, db: Database) -> None:
+    async def test(storage: SQLiteStorage) -> None:
+        await storage.create(produto("Caneca azul"), CLI)
+        await storage.create(produto("Prato fundo"), CLI)
+        chunks = [chunk async for chunk in storage.export(Query(terms("caneca")))]
+        assert [p.nome for chunk in chunks for p in chunk] == ["Caneca azul"]
+
+    run(settings, test)
+    assert queued(db) == 0
+
+
+def test_a_long_queue_goes_into_the_index_with_the_commit_that_makes_it_long(
+    settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_search, "PENDING_MAX", 3)
+
+    async def test(storage: SQLiteStorage) -> None:
+        for nome in ("Caneca", "Prato"):
+            await storage.create(produto(nome), CLI)
+        assert queued(db) == 2
+        await storage.create(produto("Copo"), CLI)
+        assert queued(db) == 0
+        found = "SELECT -rowid FROM produtos_busca WHERE produtos_busca MATCH ?"
+        assert db.execute(found, (match(trigrams("copo")),)).fetchall() == [(3,)]
+
+    run(settings, test)
+
+
+def test_a_writer_left_idle_or_stopped_moves_the_queue_into_the_index(
+    settings: Settings, db: Database
+) -> None:
+    async def test(storage: SQLiteStorage) -> None:
+        await storage.create(produto("Caneca"), CLI)
+        assert queued(db) == 1
+        await eventually_in_loop(lambda: queued(db) == 0, seconds=10)
+        await storage.create(produto("Prato"), CLI)
+
+    run(settings, test)  # closed at once, well within a second of the last write
+    assert queued(db) == 0
 
 
 def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(

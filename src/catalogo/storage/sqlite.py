@@ -36,7 +36,7 @@ from catalogo.storage.sqlite_history import (
 )
 from catalogo.storage.sqlite_imports import SQLiteImports
 from catalogo.storage.sqlite_readers import Reader, Readers
-from catalogo.storage.sqlite_search import SQLiteSearch, index_pending
+from catalogo.storage.sqlite_search import SQLiteSearch, index_if_long, index_pending
 from catalogo.storage.sqlite_writer import Writer
 
 T = TypeVar("T")
@@ -267,7 +267,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         """`committed` is told the number of writes in each group commit (metrics.py)."""
         self._reader = Reader(path, lock_timeout_ms, query_timeout_ms)
         self._readers = Readers(path, lock_timeout_ms, query_timeout_ms)
-        self._writer = Writer(path, lock_timeout_ms, committed, index_pending)
+        self._writer = Writer(path, lock_timeout_ms, committed, index_if_long, index_pending)
         self._writer.start()
         self._known_principals = {}  # sqlite_accounts.py
 

@@ -21,8 +21,13 @@ Counts are capped (paging.COUNT_CAP) and remembered until the file changes (`PRA
 data_version`, which every commit of another connection moves), so a catalog read more than it
 is written counts each query once; so are the probes that choose a plan.
 
-Written products reach the index as the writer commits them (INDEX_PENDING), never later: a
-search sees what is committed.
+Written products reach the index in bulk, not at each commit: the triggers queue each change
+(migration 0014) and the writer moves the queue in (INDEX_PENDING) once it holds PENDING_MAX
+rows, when the writer is idle, and before any search that asks the index. So a search still
+sees every write committed before it began, and a write no longer pays for the index: FTS5
+writes a segment (and merges them) each time it is given rows, whether one product's or a
+thousand's, so moving them in a commit at a time cost an update at random half of its writer's
+CPU (docs/performance.md).
 
 A list with words or a price range, or counted exactly, is read on a reader thread, never on
 the event loop (sqlite_readers.py), and each of its statements within the time budget.
@@ -40,11 +45,12 @@ from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, kept_produto_of
 from catalogo.storage.sqlite_readers import Reader, Readers
+from catalogo.storage.sqlite_writer import Writer
 
-# The search index's changes since the last commit (migration 0014), moved into it as the
-# writer commits: for each product, the text the index held before them taken out (its first
-# change, if it took some out) and the text it holds after them put in (its last, if it put
-# some in), the rowids growing (minus the id: the ids falling), in one statement each.
+# The search index's queued changes (migration 0014), moved into it: for each product, the
+# text the index holds taken out (its first change, if it took some out) and the text it
+# holds after them put in (its last, if it put some in), the rowids growing (minus the id:
+# the ids falling), in one statement each.
 INDEX_PENDING = (
     "INSERT INTO produtos_busca (produtos_busca, rowid, busca) "
     "SELECT 'delete', -q.id, q.busca FROM busca_pendente q "
@@ -58,11 +64,26 @@ INDEX_PENDING = (
 )
 
 
-def index_pending(connection: sqlite3.Connection) -> None:
-    """INDEX_PENDING, when anything is pending: the writer's last step before each commit."""
-    if connection.execute("SELECT EXISTS (SELECT 1 FROM busca_pendente)").fetchone()[0]:
+# How many queued rows the writer lets wait for a quiet moment or a search: at 1,024 updates a
+# move, an update at random among 10,000 cost the writer 88 µs of CPU instead of 117 at 16.
+PENDING_MAX = 2_048
+
+
+def index_pending(connection: sqlite3.Connection, at_least: int = 1) -> None:
+    """INDEX_PENDING, if `at_least` rows are queued. The queue's rowids start again at 1 once
+    it is emptied, so the last one is its length, and reading it costs one lookup."""
+    (queued,) = connection.execute("SELECT coalesce(max(seq), 0) FROM busca_pendente").fetchone()
+    if queued >= at_least:
         for statement in INDEX_PENDING:
             connection.execute(statement)
+
+
+PENDING = "SELECT EXISTS (SELECT 1 FROM busca_pendente)"
+
+
+def index_if_long(connection: sqlite3.Connection) -> None:
+    """The writer's last step before each commit: a long queue is moved in with it."""
+    index_pending(connection, PENDING_MAX)
 
 
 PROBE = 2_000  # below this many, a word or a price range is rare enough to find all and sort
@@ -160,6 +181,7 @@ class SQLiteSearch:
     if TYPE_CHECKING:
         _reader: Reader
         _readers: Readers
+        _writer: Writer
 
     async def find(
         self,
@@ -173,6 +195,7 @@ class SQLiteSearch:
             steps = paging.finding(plan, cursor, count, position)
             return paging.run(steps, lambda step: _answer(reader, plan, step))
 
+        await self._index_caught_up(query)
         if _bounded(query, count):
             return self._reader.snapshot(read)
         return await self._readers.run(read)
@@ -180,6 +203,7 @@ class SQLiteSearch:
     async def export(
         self, query: Query, chunk: int = paging.EXPORT_CHUNK
     ) -> AsyncGenerator[list[Produto], None]:
+        await self._index_caught_up(query)
         reader, thread = self._readers.own()
         loop = asyncio.get_running_loop()
         try:
@@ -193,6 +217,17 @@ class SQLiteSearch:
         finally:
             thread.submit(reader.connection.close)  # after a chunk still being read, if any
             thread.shutdown(wait=False)
+
+    async def _index_caught_up(self, query: Query) -> None:
+        """Before a search that asks the index, what the writes committed so far queued for it
+        is moved in (by the writer: only it may write)."""
+        if _asks_index(query) and self._reader.read(PENDING)[0][0]:
+            await self._writer.submit(index_pending)
+
+
+def _asks_index(query: Query) -> bool:
+    """Whether `_plan` may read the index: words of three characters or more."""
+    return any(trigrams(term) for term in query.terms)
 
 
 def _begin(reader: Reader, query: Query) -> _Plan:

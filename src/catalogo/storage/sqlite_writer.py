@@ -31,9 +31,10 @@ MAX_BATCH = 256
 CHECKPOINT_PAGES = 10_000
 # But reads find a page in a long WAL dearer than in the file: after 10,000 updates the edit
 # page answered 15-28% fewer requests until the WAL was copied. So once the writer has had
-# nothing to do for this long, it copies what it wrote into the file (a passive checkpoint,
-# which waits for no one), and reads skip the WAL again.
-IDLE_CHECKPOINT_S = 1.0
+# nothing to do for this long, it does what waits for a quiet moment (`when_idle`) and copies
+# what it wrote into the file (a passive checkpoint, which waits for no one), and reads skip
+# the WAL again.
+IDLE_S = 1.0
 
 
 def connect(path: str, lock_timeout_ms: int, check_same_thread: bool = True) -> sqlite3.Connection:
@@ -67,10 +68,14 @@ class Writer(threading.Thread):
         lock_timeout_ms: int,
         committed: Callable[[int], None],
         before_commit: Callable[[sqlite3.Connection], None] = lambda connection: None,
+        when_idle: Callable[[sqlite3.Connection], None] = lambda connection: None,
     ) -> None:
-        """`before_commit` runs in every transaction, last (the search index's pending rows)."""
+        """`before_commit` runs in every transaction, last; `when_idle` in a transaction of its
+        own once the writer has had nothing to do for IDLE_S, and before it stops (both: the
+        search index's queue, sqlite_search.py)."""
         super().__init__(name="sqlite-writer", daemon=True)
         self._before_commit = before_commit
+        self._when_idle = when_idle
         self._path = path
         self._lock_timeout_ms = lock_timeout_ms
         self._committed = committed
@@ -93,16 +98,27 @@ class Writer(threading.Thread):
         try:
             while (batch := self._next_batch(connection)) is not None:
                 if self._commit(connection, batch):
-                    self._idle_s = IDLE_CHECKPOINT_S
+                    self._idle_s = IDLE_S
+            self._idle(connection)
         finally:
             connection.close()
+
+    def _idle(self, connection: sqlite3.Connection) -> None:
+        """What waits for a quiet moment: `when_idle`'s work, then the WAL copied into the
+        file (a passive checkpoint). Either may find another process writing: it is tried
+        again at the next quiet moment."""
+        try:
+            _run(connection, [self._when_idle], lambda connection: None)
+        except sqlite3.Error:
+            _rollback(connection)
+        with contextlib.suppress(sqlite3.Error):
+            connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _next_batch(self, connection: sqlite3.Connection) -> list[Job] | None:
         try:
             first = self._jobs.get(timeout=self._idle_s)
-        except queue.Empty:  # idle since it last wrote: copy the WAL into the file
-            with contextlib.suppress(sqlite3.Error):  # another process's checkpoint, say
-                connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except queue.Empty:  # idle since it last wrote
+            self._idle(connection)
             self._idle_s = None
             first = self._jobs.get()
         if first is None:
