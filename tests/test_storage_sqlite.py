@@ -183,6 +183,38 @@ def test_a_product_read_again_unchanged_is_the_one_kept_and_a_changed_one_is_rea
     run(settings, test)
 
 
+def test_a_product_read_again_is_not_asked_of_sqlite_until_something_is_committed(
+    settings: Settings,
+) -> None:
+    """While the file's mark stays (sqlite_changes.py) the product read before is the answer;
+    a commit by another instance, of anything, makes the next read ask the file again."""
+
+    async def test(here: SQLiteStorage) -> None:
+        there = SQLiteStorage(settings.sqlite_path)
+        try:
+            made = await here.create(produto("Caneca"), CLI)
+            assert made.id is not None
+            first = await here.get(made.id)
+            asked: list[str] = []
+            here._reader.connection.set_trace_callback(asked.append)
+            assert await here.get(made.id) is first and asked == []
+            await there.update(made.id, produto("Caneca azul"), None, CLI)
+            changed = await here.get(made.id)
+            assert changed is not None and changed.nome == "Caneca azul" and len(asked) == 1
+            await there.delete(made.id, None, CLI)
+            assert await here.get(made.id) is None
+            await there.restore(made.id, CLI)
+            assert await here.get(made.id) is not None
+            await there._submit(lambda c: c.execute("DELETE FROM sessions"))  # any commit
+            asked.clear()
+            await here.get(made.id)
+            assert len(asked) == 1
+        finally:
+            await there.close()
+
+    run(settings, test)
+
+
 def test_a_writer_left_idle_copies_what_it_wrote_into_the_file(settings: Settings) -> None:
     """Reads find a page in a long WAL dearer than in the file (sqlite_writer.IDLE_S):
     once the writer has had nothing to do for a while, what it wrote is in the file itself,

@@ -27,6 +27,7 @@ from catalogo.storage.sql import (
     left_as_it_was,
 )
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
+from catalogo.storage.sqlite_changes import Changes
 from catalogo.storage.sqlite_history import (
     COLUMNS,
     LIVE,
@@ -256,6 +257,10 @@ def _fields(nome: str, descricao: str, centavos: int) -> str:
     )
 
 
+PRODUCTS_KEPT = 10_000  # products by id while nothing is committed (docs/performance.md)
+_UNREAD: Any = object()
+
+
 class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
     def __init__(
         self,
@@ -266,6 +271,10 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
     ) -> None:
         """`committed` is told the number of writes in each group commit (metrics.py)."""
         self._reader = Reader(path, lock_timeout_ms, query_timeout_ms)
+        self._reader.read("SELECT 1 FROM sqlite_master LIMIT 1")  # so that it maps the -shm
+        self._changes = Changes(path)  # which stays as long as the reader is open: see there
+        self._products: dict[int, Produto | None] = {}  # by id, as read at self._products_at
+        self._products_at: bytes | None = None
         self._readers = Readers(path, lock_timeout_ms, query_timeout_ms)
         self._writer = Writer(path, lock_timeout_ms, committed, index_if_long, index_pending)
         self._writer.start()
@@ -281,8 +290,24 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         return await self._writer.submit(work)
 
     async def get(self, id: int) -> Produto | None:
+        """Read again only once something was committed since it was last read: the hot path
+        then asks SQLite nothing (sqlite_changes.py). The mark is taken before the read, so a
+        commit between them is seen by the next request."""
+        mark = self._changes.mark()
+        if mark is not None and mark == self._products_at:
+            known: Produto | None = self._products.get(id, _UNREAD)
+            if known is not _UNREAD:
+                return known
+        else:
+            self._products.clear()
+            self._products_at = mark
         rows = self._read(f"SELECT {COLUMNS} FROM produtos WHERE id = ? AND {LIVE}", (id,))
-        return kept_produto_of(rows[0]) if rows else None
+        found = kept_produto_of(rows[0]) if rows else None
+        if mark is not None:
+            if len(self._products) >= PRODUCTS_KEPT:
+                self._products.clear()
+            self._products[id] = found
+        return found
 
     async def create(self, produto: Produto, autoria: Autoria) -> Produto:
         return await self._writer.submit(lambda c: _insert(c, produto, autoria))
@@ -414,4 +439,5 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self._readers.close)
         await loop.run_in_executor(None, self._writer.stop)
+        self._changes.close()
         self._reader.connection.close()

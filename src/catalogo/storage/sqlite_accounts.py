@@ -3,26 +3,27 @@ and sign-in attempts, in the same way (reads inline, writes on the writer thread
 
 Who a session or a token names is asked on every request that carries one, so that an ended
 session or a revoked token stops at once on every instance. The answer is kept with the file's
-`PRAGMA data_version` when it was read, which every commit of any other connection moves (this
-process's writer thread included): while it has not moved, nothing in the file has changed and
-the kept answer is the one the query would give, until the session or token expires. One
-statement of no work instead of a join."""
+mark when it was read (sqlite_changes.py), which every commit of any connection moves: while it
+has not moved, nothing in the file has changed and the kept answer is the one the query would
+give, until the session or token expires. Where the mark is unknown, `PRAGMA data_version` tells
+the same at the price of a statement."""
 
 import contextlib
 import math
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalogo import accounts, storage
 from catalogo.accounts import Failures, Papel, Principal, Sessao, Token, Usuario
 from catalogo.storage.sql import TOKEN_COLUMNS, TOKENS_FROM, USER_COLUMNS
+from catalogo.storage.sqlite_changes import Changes
 
 T = TypeVar("T")
 _KEPT_PRINCIPALS = 1_000
-# By (kind, secret hash): the data_version it was read at, when it expires, the principal, and
-# for a token when it was last noted as used.
-Known = dict[tuple[str, str], tuple[int, float, Principal, float | None]]
+# By (kind, secret hash): the file's version it was read at (`_version`), when it expires, the
+# principal, and for a token when it was last noted as used.
+Known = dict[tuple[str, str], tuple[Hashable, float, Principal, float | None]]
 _FAILURES = """
 SELECT
     (SELECT count(*) FROM login_attempts WHERE nome = ?1 AND address = ?2
@@ -57,12 +58,18 @@ class SQLiteAccounts:
         async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
 
         _known_principals: Known
+        _changes: Changes
 
-    def _data_version(self) -> int:
+    def _version(self) -> Hashable:
+        """Equal while nothing is committed; taken before the query, so that a change between
+        them is seen by the next request."""
+        mark = self._changes.mark()
+        if mark is not None:
+            return mark
         version: int = self._read("PRAGMA data_version")[0][0]
         return version
 
-    def _known(self, key: tuple[str, str], version: int, now: float) -> Principal | None:
+    def _known(self, key: tuple[str, str], version: Hashable, now: float) -> Principal | None:
         known = self._known_principals.get(key)
         if known is None or known[0] != version or known[1] <= now:
             return None
@@ -74,7 +81,7 @@ class SQLiteAccounts:
     def _keep(
         self,
         key: tuple[str, str],
-        version: int,
+        version: Hashable,
         expires_at: float | None,
         principal: Principal,
         used: float | None = None,
@@ -180,7 +187,7 @@ class SQLiteAccounts:
         await self._submit(run)
 
     async def session_principal(self, secret_hash: str, now: float) -> Principal | None:
-        version = self._data_version()  # before the query: a change between them is seen next
+        version = self._version()
         known = self._known(("session", secret_hash), version, now)
         if known is not None:
             return known
@@ -238,7 +245,7 @@ class SQLiteAccounts:
         return await self._submit(run)
 
     async def token_principal(self, secret_hash: str, now: float) -> Principal | None:
-        version = self._data_version()
+        version = self._version()
         known = self._known(("token", secret_hash), version, now)
         if known is not None:
             return known
@@ -261,7 +268,7 @@ class SQLiteAccounts:
                         "UPDATE tokens SET last_used_at = ? WHERE id = ?", (now, token_id)
                     )
                 )
-            return principal  # the note moved data_version: keeping it would be in vain
+            return principal  # the note moved the version: keeping it would be in vain
         self._keep(("token", secret_hash), version, expires_at, principal, used)
         return principal
 
