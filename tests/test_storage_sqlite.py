@@ -13,7 +13,7 @@ from catalogo.accounts import NewSession, NewToken, UserChange
 from catalogo.history import CLI
 from catalogo.search import Query, terms, trigrams
 from catalogo.settings import Settings
-from catalogo.storage import StorageUnavailable, sqlite_search
+from catalogo.storage import StorageUnavailable, sqlite, sqlite_search
 from catalogo.storage.paging import Cursor
 from catalogo.storage.sqlite import SQLiteStorage
 from catalogo.storage.sqlite_search import match
@@ -211,6 +211,26 @@ def test_a_product_read_again_is_not_asked_of_sqlite_until_something_is_committe
             assert len(asked) == 1
         finally:
             await there.close()
+
+    run(settings, test)
+
+
+def test_products_kept_by_id_are_bounded_and_the_least_recently_read_go_first(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite, "PRODUCTS_KEPT", 2)
+
+    async def test(storage: SQLiteStorage) -> None:
+        ids = [(await storage.create(produto(nome), CLI)).id or 0 for nome in "abc"]
+        asked: list[str] = []
+        storage._reader.connection.set_trace_callback(asked.append)
+        for id in (ids[0], ids[1], ids[0], ids[2]):  # the third read of `a` makes `b` the oldest
+            await storage.get(id)
+        assert len(asked) == 3 and len(storage._products) == 2
+        await storage.get(ids[0])
+        assert len(asked) == 3
+        await storage.get(ids[1])
+        assert len(asked) == 4
 
     run(settings, test)
 
