@@ -215,10 +215,10 @@ def test_a_product_read_again_is_not_asked_of_sqlite_until_something_is_committe
     run(settings, test)
 
 
-def test_products_kept_by_id_are_bounded_and_the_least_recently_read_go_first(
+def test_rows_kept_by_id_are_bounded_and_the_least_recently_read_go_first(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite, "PRODUCTS_KEPT", 2)
+    monkeypatch.setattr(sqlite, "ROWS_KEPT", 2)
 
     async def test(storage: SQLiteStorage) -> None:
         ids = [(await storage.create(produto(nome), CLI)).id or 0 for nome in "abc"]
@@ -226,7 +226,7 @@ def test_products_kept_by_id_are_bounded_and_the_least_recently_read_go_first(
         storage._reader.connection.set_trace_callback(asked.append)
         for id in (ids[0], ids[1], ids[0], ids[2]):  # the third read of `a` makes `b` the oldest
             await storage.get(id)
-        assert len(asked) == 3 and len(storage._products) == 2
+        assert len(asked) == 3 and len(storage._rows) == 2
         await storage.get(ids[0])
         assert len(asked) == 3
         await storage.get(ids[1])

@@ -258,10 +258,11 @@ def _fields(nome: str, descricao: str, centavos: int) -> str:
     )
 
 
-# Products by id while nothing is committed, the least recently read out first: as many as
-# are kept by their row (sqlite_history.py), so that both mostly hold the same objects; at
-# 10,000 a worker at a million products peaked at 151.6 MB instead of 140 (docs/performance.md).
-PRODUCTS_KEPT = 5_000
+# Products' rows by id while nothing is committed, the least recently read out first. Rows,
+# not products: the product is made again from its row when the 5,000 kept by their row
+# (sqlite_history.py) no longer hold it, which costs microseconds and no statement. Kept as
+# products, 10,000 took a worker at a million products to 151.6 MB (docs/performance.md).
+ROWS_KEPT = 10_000
 _UNREAD: Any = object()
 
 
@@ -277,8 +278,8 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         self._reader = Reader(path, lock_timeout_ms, query_timeout_ms)
         self._reader.read("SELECT 1 FROM sqlite_master LIMIT 1")  # so that it maps the -shm
         self._changes = Changes(path)  # which stays as long as the reader is open: see there
-        self._products: OrderedDict[int, Produto | None] = OrderedDict()  # as read at:
-        self._products_at: bytes | None = None
+        self._rows: OrderedDict[int, tuple[Any, ...] | None] = OrderedDict()  # as read at:
+        self._rows_at: bytes | None = None
         self._readers = Readers(path, lock_timeout_ms, query_timeout_ms)
         self._writer = Writer(path, lock_timeout_ms, committed, index_if_long, index_pending)
         self._writer.start()
@@ -298,21 +299,21 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         then asks SQLite nothing (sqlite_changes.py). The mark is taken before the read, so a
         commit between them is seen by the next request."""
         mark = self._changes.mark()
-        if mark is not None and mark == self._products_at:
-            known: Produto | None = self._products.get(id, _UNREAD)
+        if mark is not None and mark == self._rows_at:
+            known = self._rows.get(id, _UNREAD)
             if known is not _UNREAD:
-                self._products.move_to_end(id)
-                return known
+                self._rows.move_to_end(id)
+                return None if known is None else kept_produto_of(known)
         else:
-            self._products.clear()
-            self._products_at = mark
+            self._rows.clear()
+            self._rows_at = mark
         rows = self._read(f"SELECT {COLUMNS} FROM produtos WHERE id = ? AND {LIVE}", (id,))
-        found = kept_produto_of(rows[0]) if rows else None
+        row = tuple(rows[0]) if rows else None
         if mark is not None:
-            self._products[id] = found
-            if len(self._products) > PRODUCTS_KEPT:
-                self._products.popitem(last=False)
-        return found
+            self._rows[id] = row
+            if len(self._rows) > ROWS_KEPT:
+                self._rows.popitem(last=False)
+        return None if row is None else kept_produto_of(row)
 
     async def create(self, produto: Produto, autoria: Autoria) -> Produto:
         return await self._writer.submit(lambda c: _insert(c, produto, autoria))
