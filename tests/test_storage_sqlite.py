@@ -255,6 +255,12 @@ def test_a_writer_left_idle_copies_what_it_wrote_into_the_file(settings: Setting
     run(settings, test)
 
 
+async def names_found(storage: SQLiteStorage, words: str) -> list[str]:
+    """The names a search for `words` finds, newest first (a page of 9)."""
+    page = await storage.find(Query(terms(words)), Cursor(9))
+    return [p.nome for p in page.items]
+
+
 def test_a_batch_of_writes_leaves_the_search_index_as_its_last_texts_say(
     settings: Settings, db: Database
 ) -> None:
@@ -286,14 +292,10 @@ def test_a_batch_of_writes_leaves_the_search_index_as_its_last_texts_say(
         await in_one_batch(storage, 3, writes)
         await story()
 
-        async def found(words: str) -> list[str]:
-            page = await storage.find(Query(terms(words)), Cursor(9))
-            return [p.nome for p in page.items]
-
-        assert await found("azul") == []
-        assert await found("verde") == ["Caneca verde"]
-        assert await found("amarela") == ["Caneca amarela"]
-        assert await found("caneca") == ["Caneca verde", "Caneca amarela"]
+        assert await names_found(storage, "azul") == []
+        assert await names_found(storage, "verde") == ["Caneca verde"]
+        assert await names_found(storage, "amarela") == ["Caneca amarela"]
+        assert await names_found(storage, "caneca") == ["Caneca verde", "Caneca amarela"]
 
     run(settings, test)
     assert db.execute("SELECT count(*) FROM busca_pendente").fetchone() == (0,)
@@ -317,9 +319,7 @@ def test_a_write_leaves_its_search_text_queued_and_a_search_moves_it_in_first(
             assert made.id is not None
             await there.update(made.id, produto("Caneca verde"), None, CLI)
             assert queued(db) == 3  # in, out, in again
-            assert [p.nome for p in (await here.find(Query(terms("verde")), Cursor(9))).items] == [
-                "Caneca verde"
-            ]
+            assert await names_found(here, "verde") == ["Caneca verde"]
             assert queued(db) == 0
             assert (await here.find(Query(terms("azul")), Cursor(9))).items == []
         finally:
@@ -335,9 +335,7 @@ def test_a_search_by_short_words_or_none_leaves_the_queue_alone(
 
     async def test(storage: SQLiteStorage) -> None:
         await storage.create(produto("Pá de lixo"), CLI)
-        assert [p.nome for p in (await storage.find(Query(terms("pá")), Cursor(9))).items] == [
-            "Pá de lixo"
-        ]
+        assert await names_found(storage, "pá") == ["Pá de lixo"]
         assert len((await storage.find(Query(), Cursor(9))).items) == 1
         assert queued(db) == 1
 
