@@ -69,6 +69,40 @@ def test_writes_committed_together_each_get_their_own_id(settings: Settings, db:
     )
 
 
+def test_writes_a_turn_of_the_event_loop_hands_over_are_committed_in_one_batch(
+    settings: Settings,
+) -> None:
+    """Even when what the loop does between them lets go of the GIL (a read's statement, a
+    password's hash), which would let the writer, woken by the first, commit it alone."""
+    batches: list[int] = []
+
+    async def between() -> None:
+        time.sleep(0.05)  # holding the loop, letting go of the GIL
+
+    async def opened() -> None:
+        storage = SQLiteStorage(settings.sqlite_path, committed=batches.append)
+        try:
+            writes = [storage.create(produto(f"p{n}"), CLI) for n in range(3)]
+            await asyncio.gather(writes[0], between(), writes[1], between(), writes[2])
+        finally:
+            await storage.close()
+
+    asyncio.run(opened())
+    assert batches == [3]
+
+
+def test_a_write_handed_over_as_the_writer_stops_is_answered_unavailable(
+    settings: Settings,
+) -> None:
+    async def test(storage: SQLiteStorage) -> None:
+        written = storage._writer.submit(lambda connection: "written")
+        storage._writer.stop()  # before this turn of the loop hands the write over
+        with pytest.raises(StorageUnavailable, match="stopped"):
+            await written
+
+    run(settings, test)
+
+
 def test_one_failing_write_does_not_undo_the_others_in_its_batch(
     settings: Settings, db: Database
 ) -> None:
