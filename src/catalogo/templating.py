@@ -141,13 +141,26 @@ class Skeleton:
 
     def fill(self, values: dict[str, str]) -> bytes:
         """The page with each slot's value, escaped (and percent-encoded) as Jinja does."""
-        shown = {(name, False): escape(value) for name, value in values.items()}
-        shown.update({(name, True): escape(do_urlencode(values[name])) for name in self._encoded})
+        shown = {(name, False): _escaped(value) for name, value in values.items()}
+        shown.update({(name, True): _escaped(do_urlencode(values[name])) for name in self._encoded})
         texts = self._texts
         out = [texts[0]]
         for slot, text in zip(self._slots, texts[1:], strict=True):
             out += (shown[slot], text)
         return "".join(out).encode()
+
+
+def _escaped(text: str) -> str:
+    """What Jinja's autoescape prints of `text`: MarkupSafe's escaping, character for
+    character (its pure-Python version is these five replacements), without making a Markup of
+    each value, which cost a page kept anew a third of its time."""
+    return (
+        text.replace("&", "&amp;")
+        .replace(">", "&gt;")
+        .replace("<", "&lt;")
+        .replace("'", "&#39;")
+        .replace('"', "&#34;")
+    )
 
 
 class Memo:
@@ -174,12 +187,12 @@ class Pages:
     a product's edit page is rendered once per version and kind of visitor, not on every read,
     and can never be stale, since what the key does not hold the page cannot show. The least
     recently shown go first once `budget` bytes are kept: a page's, its key's text and
-    ENTRY_BYTES for the rest of what keeping it takes."""
+    ENTRY_BYTES for the rest of what keeping it takes (each entry's size kept beside it)."""
 
     ENTRY_BYTES = 1024  # the key's tuple, numbers and strings, the dict's node: measured
 
     def __init__(self, budget: int) -> None:
-        self._kept: OrderedDict[Hashable, bytes] = OrderedDict()
+        self._kept: OrderedDict[Hashable, tuple[bytes, int]] = OrderedDict()
         self._budget = budget
         self._size = 0
 
@@ -188,17 +201,19 @@ class Pages:
         found = kept.get(key)
         if found is not None:
             kept.move_to_end(key)
-            return found
-        found = kept[key] = make()
-        self._size += self._bytes(key, found)
+            return found[0]
+        page = make()
+        size = len(page) + self.ENTRY_BYTES + _text_bytes(key)
+        kept[key] = (page, size)
+        self._size += size
         while self._size > self._budget:
-            self._size -= self._bytes(*kept.popitem(last=False))
-        return found
+            self._size -= kept.popitem(last=False)[1][1]
+        return page
 
-    def _bytes(self, key: Hashable, page: bytes) -> int:
-        parts = key if isinstance(key, tuple) else (key,)
-        text = sum(len(part) for part in parts if isinstance(part, str | bytes))
-        return len(page) + text + self.ENTRY_BYTES
+
+def _text_bytes(key: Hashable) -> int:
+    parts = key if isinstance(key, tuple) else (key,)
+    return sum(len(part) for part in parts if isinstance(part, str | bytes))
 
 
 @functools.cache  # the templates ship in the package: compiled once per process, not per app
