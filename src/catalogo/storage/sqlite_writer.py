@@ -43,8 +43,9 @@ IDLE_S = 1.0
 # and in one of 64 about 3.4 (the event's page, the search queue's, the order's last page are
 # shared). So the loop hands over a turn's writes at once, and once writes have come together
 # (the last batch held more than one), a batch that would start with one waits this long for
-# others first, as PostgreSQL's commit_delay does; a lone client's writes never wait. With 64
-# clients, 1 ms against none: create +6%, update +2%, JSON create +6% (docs/performance.md).
+# others first, as PostgreSQL's commit_delay does; once writes come one at a time, none waits.
+# With 64 clients, 1 ms against none: create +6%, update +2%, JSON create +6%
+# (docs/performance.md).
 GATHER_S = 0.001
 
 
