@@ -123,12 +123,9 @@ class Writer(threading.Thread):
         self.join()
 
     def run(self) -> None:
+        connection = None
         try:
             connection = connect(self._path, self._lock_timeout_ms)
-        except BaseException:
-            _fail(self._end())
-            raise
-        try:
             while (batch := self._next_batch(connection)) is not None:
                 if self._commit(connection, batch):
                     self._idle_s = IDLE_S
@@ -138,7 +135,8 @@ class Writer(threading.Thread):
             self._idle(connection)
         finally:
             _fail(self._end())  # a writer that failed answers what was handed over to it
-            connection.close()
+            if connection is not None:
+                connection.close()
 
     def _idle(self, connection: sqlite3.Connection) -> None:
         """What waits for a quiet moment: `when_idle`'s work, then the WAL copied into the
