@@ -39,7 +39,7 @@ from rival_apps import store
 
 from catalogo.produtos import samples
 
-RIVALS_DIR = bench.HERE / "rival_apps"
+RIVAL_APPS = bench.HERE / "rival_apps"
 JSON_SERVER = "json-server@0.17.4"
 AIMS = {"edit.lua": 8.0, "product_json.lua": 10.0, "create.lua": 10.0, "create_json.lua": 10.0}
 NEW_FORM = "/produtos/novo"
@@ -68,7 +68,7 @@ def install(workdir: Path) -> tuple[Path, Path]:
     venv = workdir / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-    subprocess.run([*pip, "-r", str(RIVALS_DIR / "requirements.txt")], check=True)
+    subprocess.run([*pip, "-r", str(RIVAL_APPS / "requirements.txt")], check=True)
     node = workdir / "node"
     quiet = ("--silent", "--no-audit", "--no-fund")
     subprocess.run(["npm", "install", *quiet, "--prefix", str(node), JSON_SERVER], check=True)
@@ -107,7 +107,7 @@ def servers(n: int, workdir: Path) -> list[Server]:
             "Flask + gunicorn",
             [
                 *(str(bin_ / "gunicorn"), "--workers", "1", "--bind", "127.0.0.1:{port}"),
-                *("--chdir", str(RIVALS_DIR), "flask_app:app"),
+                *("--chdir", str(RIVAL_APPS), "flask_app:app"),
             ],
             rival_env,
         ),
@@ -115,7 +115,7 @@ def servers(n: int, workdir: Path) -> list[Server]:
             "FastAPI + uvicorn",
             [
                 *(str(bin_ / "uvicorn"), "fastapi_app:app", "--port", "{port}", "--no-access-log"),
-                *("--log-level", "warning", "--app-dir", str(RIVALS_DIR)),
+                *("--log-level", "warning", "--app-dir", str(RIVAL_APPS)),
             ],
             rival_env,
         ),

@@ -37,7 +37,7 @@ def lista(request: Request) -> Response:
 
 def created(request: Request, fields: dict[str, str], as_json: bool) -> Response:
     """A product from a form (303 to its page) or a JSON object (201 with it)."""
-    if problems := store.problems(fields):
+    if problems := store.check(fields):
         if as_json:
             return JSONResponse(problems, 422)
         context = {"produto": fields, "problemas": problems}
@@ -87,7 +87,7 @@ def sobrescrito(
     """The spec's method override: `_method` = PUT or DELETE in a form."""
     if method.upper() == "PUT":
         fields = {"nome": nome.strip(), "descricao": descricao.strip(), "preco": preco.strip()}
-        if problems := store.problems(fields):
+        if problems := store.check(fields):
             context = {"produto": {"id": id, **fields}, "problemas": problems}
             return templates.TemplateResponse(request, "editar.html", context, 422)
         if not store.update(database.connection, id, fields):

@@ -29,7 +29,7 @@ def criar() -> Any:
     as_json = request.is_json
     values = request.get_json() if as_json else request.form
     fields = store.fields_of(values, "" if as_json else "produto.")
-    if problems := store.problems(fields):
+    if problems := store.check(fields):
         if as_json:
             return jsonify(problems), 422
         return render_template("novo.html", produto=fields, problemas=problems), 422
@@ -68,7 +68,7 @@ def sobrescrito(id: int) -> Any:
 @app.put("/produtos/<int:id>")
 def alterar(id: int) -> Any:
     fields = store.fields_of(request.form)
-    if problems := store.problems(fields):
+    if problems := store.check(fields):
         return render_template("editar.html", produto={"id": id, **fields}, problemas=problems), 422
     if not store.update(database.connection, id, fields):
         abort(404)

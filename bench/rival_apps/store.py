@@ -36,8 +36,9 @@ def fields_of(values: Any, prefix: str = "produto.") -> dict[str, str]:
     return {name: str(values.get(prefix + name, "") or "").strip() for name in FIELDS}
 
 
-def problems(fields: dict[str, str]) -> dict[str, str]:
-    """What is wrong with the fields, by field: the name is required, the price positive."""
+def check(fields: dict[str, str]) -> dict[str, str]:
+    """What is wrong with the fields, by field (the name is required, the price positive); a
+    valid price is rewritten in `fields` as it is stored, "12.50"."""
     found = {}
     if not 1 <= len(fields["nome"]) <= 200:
         found["nome"] = "Preencha o nome (até 200 caracteres)."
