@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from starlette.testclient import TestClient
 
-from catalogo import accounts
+from catalogo import access, accounts
 from catalogo.accounts import Busy, Passwords
 from catalogo.app import create_app
 from catalogo.settings import Settings
@@ -211,6 +211,25 @@ class TestSessions:
         ):
             page = client.get("/produtos", headers={"cookie": cookie})
             assert ("maria <span" in page.text) is signed_in, cookie
+
+    def test_a_cookie_header_seen_before_is_read_as_it_was_and_checked_again(
+        self, client: TestClient, database: str
+    ) -> None:
+        """The secret found in a Cookie header is kept by the header (access._kept): however
+        long the header, however many there were, it reads the same, and the session it names
+        is asked after every time."""
+        add_user(database, "maria", "editor")
+        secret = sign_in(client).cookies["sessao"]
+        client.cookies.clear()
+        long = f"tema={'x' * access.KEPT_HEADER_BYTES}; sessao={secret}"
+        many = [f"n={n}; sessao={secret}" for n in range(access.KEPT_CREDENTIALS + 5)]
+        for cookie in [long, *many, long, many[0], f"sessao=velha; n=0; sessao={secret}"]:
+            page = client.get("/produtos/novo", headers={"cookie": cookie})
+            assert "maria <span" in page.text, cookie[:40]
+        assert client.post("/sair", headers={"cookie": many[-1]}).status_code == 303
+        for cookie in (long, many[0], many[-1]):
+            page = client.get("/produtos", headers={"cookie": cookie})
+            assert "maria <span" not in page.text and "Entrar" in page.text
 
     def test_an_expired_session_or_a_deactivated_user_signs_no_one_in(
         self, client: TestClient, database: str, db: Database

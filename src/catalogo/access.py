@@ -23,6 +23,8 @@ import enum
 import re
 import time
 import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from starlette.requests import Request
@@ -46,6 +48,9 @@ USERS_RECHECK_S = 1.0  # while no user exists, look again at most this often
 # `here` does), never a second slash or a backslash right after the first (another host).
 _LOCAL_PATH = re.compile(r"/(?![/\\])[!-\[\]-~]*", re.ASCII)
 _NEXT_LIMIT = 2048
+KEPT_CREDENTIALS = 1_000  # Authorization and Cookie headers kept, each way (`_kept`)
+KEPT_HEADER_BYTES = 512
+_SESSION_COOKIE_NAMES = {False: SESSION_COOKIE.encode(), True: SECURE_SESSION_COOKIE.encode()}
 # The session cookies in a Cookie header: found without parsing the other cookies (a fifth of
 # a signed-in page's cost went to Starlette's cookie_parser).
 _SESSION_COOKIES = re.compile(rb"(?:^|;)\s*((?:__Host-)?sessao)=([^;]*)")
@@ -73,6 +78,51 @@ def required(need: Need, mode: Mode) -> Papel | Literal["any"] | None:
     return "admin" if need is Need.ADMIN else None
 
 
+@dataclass(frozen=True)
+class _Credential:
+    """A secret a request carries, as storage looks it up: its digest, or None when it is not
+    of the form the service makes (accounts.is_token, is_session_secret)."""
+
+    digest: str | None
+
+
+def _bearer(authorization: bytes) -> _Credential:
+    scheme, _, token = authorization.decode("latin-1").strip().partition(" ")
+    secret = token.strip() if scheme.lower() == "bearer" else ""
+    return _Credential(accounts.digest(secret) if accounts.is_token(secret) else None)
+
+
+def _session(cookie: bytes, wanted: bytes) -> _Credential | None:
+    session = None
+    for found, secret in _SESSION_COOKIES.findall(cookie):
+        if found == wanted:  # the last one, as a parser's dict would keep
+            session = secret.strip().decode("latin-1")
+    if session is None:
+        return None
+    return _Credential(accounts.digest(session) if accounts.is_session_secret(session) else None)
+
+
+def _kept(
+    kept: dict[bytes, _Credential | None],
+    value: bytes,
+    make: Callable[..., _Credential | None],
+    *args: Any,
+) -> _Credential | None:
+    """`make(value, *args)`, kept by the header's value: a client sends the same Cookie or
+    Authorization on every request, and finding the secret in it, checking its form and
+    hashing it were a tenth of a signed-in edit page's cost. Whether the secret is still good
+    is asked of storage on every request all the same. Bounded: KEPT_CREDENTIALS values of up
+    to KEPT_HEADER_BYTES (a longer header is read each time)."""
+    if value in kept:
+        return kept[value]
+    made = make(value, *args)
+    if len(value) <= KEPT_HEADER_BYTES:
+        if len(kept) >= KEPT_CREDENTIALS:
+            kept.clear()
+        kept[value] = made
+    return made
+
+
 class Access:
     """One per app: the mode now, and who a request's credentials name."""
 
@@ -81,6 +131,8 @@ class Access:
         self.storage = storage
         self._users_exist = False  # once true, true for good: users are never deleted
         self._users_checked = 0.0
+        self._kept_tokens: dict[bytes, _Credential | None] = {}
+        self._kept_sessions: dict[bool, dict[bytes, _Credential | None]] = {False: {}, True: {}}
 
     async def mode(self) -> Mode:
         """CATALOGO_AUTH, or when unset: off while no user exists, writes once one does. The
@@ -104,12 +156,12 @@ class Access:
         now = time.time()
         principal = None
         if bearer is not None:
-            if not accounts.is_token(bearer) or not (
-                principal := await self.storage.token_principal(accounts.digest(bearer), now)
+            if bearer.digest is None or not (
+                principal := await self.storage.token_principal(bearer.digest, now)
             ):
                 return await _unauthenticated(request, invalid=True)
-        elif session is not None and accounts.is_session_secret(session):
-            principal = await self.storage.session_principal(accounts.digest(session), now)
+        elif session is not None and session.digest is not None:
+            principal = await self.storage.session_principal(session.digest, now)
         mode = await self.mode()
         ended = session is not None and principal is None
         identity.note(request, principal, mode, ended)
@@ -122,20 +174,18 @@ class Access:
             raise errors.forbidden(principal.papel, role)
         return None
 
-    def _credentials(self, request: Request) -> tuple[str | None, str | None]:
+    def _credentials(self, request: Request) -> tuple[_Credential | None, _Credential | None]:
         """The bearer token and the session secret the request carries, if any; an
         Authorization of any other kind counts as a bad token. A request that carries neither
         costs a look at its headers' names."""
         bearer = session = None
         for name, value in request.scope["headers"]:
             if name == b"authorization":
-                scheme, _, token = value.decode("latin-1").strip().partition(" ")
-                bearer = token.strip() if scheme.lower() == "bearer" else ""
+                bearer = _kept(self._kept_tokens, value, _bearer)
             elif name == b"cookie" and b"sessao=" in value:
-                wanted = session_cookie(self.over_https(request)).encode()
-                for found, secret in _SESSION_COOKIES.findall(value):
-                    if found == wanted:  # the last one, as a parser's dict would keep
-                        session = secret.strip().decode("latin-1")
+                https = self.over_https(request)
+                wanted = _SESSION_COOKIE_NAMES[https]
+                session = _kept(self._kept_sessions[https], value, _session, wanted) or session
         return bearer, session
 
     def over_https(self, request: Request) -> bool:
