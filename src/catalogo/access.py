@@ -194,7 +194,8 @@ class Access:
         if request.scope["scheme"] == "https":
             return True
         return (
-            self._from_balancer(request)
+            bool(self.settings.trusted_proxies)
+            and self._from_balancer(request)
             and (header(request, b"x-forwarded-proto") or "").strip().lower() == "https"
         )
 

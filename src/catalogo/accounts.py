@@ -31,6 +31,7 @@ T = TypeVar("T")
 
 Papel = Literal["leitor", "editor", "admin"]
 PAPEIS: tuple[Papel, ...] = get_args(Papel)
+_RANKS = {papel: rank for rank, papel in enumerate(PAPEIS)}  # each allowed what those before it are
 TOKEN_PAPEIS: tuple[Papel, ...] = ("leitor", "editor")  # a token never manages accounts
 
 NOME_MAXIMO = 64
@@ -53,7 +54,7 @@ KNOWN_ADDRESS_DAYS = 90  # a success makes an address known to that name this lo
 
 def allows(papel: Papel, necessario: Papel) -> bool:
     """Whether `papel` is allowed what `necessario` is."""
-    return PAPEIS.index(papel) >= PAPEIS.index(necessario)
+    return _RANKS[papel] >= _RANKS[necessario]
 
 
 def lesser(a: Papel, b: Papel) -> Papel:

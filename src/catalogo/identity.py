@@ -95,21 +95,26 @@ def personal(request: Request, response: Response) -> None:
     raw = response.raw_headers
     html = response.media_type == "text/html"
     if who is not None and html:
-        _amend(
-            raw, b"cache-control", lambda v: v if b"no-store" in v else _PRIVATE_PAGE, _PRIVATE_PAGE
-        )
+        _amend(raw, b"cache-control", _private_page, _PRIVATE_PAGE)
     elif who is not None:
-        _amend(
-            raw,
-            b"cache-control",
-            lambda v: v if b"no-store" in v or b"private" in v else b"private, " + v,
-            b"private",
-        )
+        _amend(raw, b"cache-control", _private, b"private")
     if html:
-        _amend(raw, b"vary", lambda v: v if b"cookie" in v.lower() else v + b", Cookie", b"Cookie")
+        _amend(raw, b"vary", _varied_by_cookie, b"Cookie")
 
 
 _PRIVATE_PAGE = b"private, no-store"
+
+
+def _private_page(value: bytes) -> bytes:
+    return value if b"no-store" in value else _PRIVATE_PAGE
+
+
+def _private(value: bytes) -> bytes:
+    return value if b"no-store" in value or b"private" in value else b"private, " + value
+
+
+def _varied_by_cookie(value: bytes) -> bytes:
+    return value if b"cookie" in value.lower() else value + b", Cookie"
 
 
 def _amend(
