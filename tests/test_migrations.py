@@ -10,6 +10,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import create_engine
 
 from catalogo import migrations
 from catalogo.history import authorship
@@ -40,7 +43,7 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
         "tokens",
         "usuarios",
     ]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0014",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0015",)]
     db.close()
 
 
@@ -106,6 +109,69 @@ def test_keys_answered_before_0003_keep_the_product_a_json_creation_made(
     db.close()
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_0015_checks_kinds_and_origins_without_building_a_table_per_row(
+    empty_database: str,
+) -> None:
+    """SQLite builds a table of an IN list's values for every row it checks; 0015 writes the
+    same checks as comparisons, which accept and refuse the same values, and its downgrade
+    writes them back as they were."""
+    settings = Settings(database_url=empty_database)
+    migrations.upgrade(settings, "0014")
+    path = settings.sqlite_path
+    with sqlite3.connect(path) as before:
+        schema_0014 = before.execute("SELECT name, sql FROM sqlite_schema ORDER BY name").fetchall()
+    migrations.upgrade(settings)
+    event = (
+        "INSERT INTO eventos (produto_id, tipo, versao, origem, em) VALUES (1, ?, ?, ?, 0)",
+        "INSERT INTO importacao_linhas (importacao_id, posicao, tipo, dados) "
+        "VALUES ('i', ?, ?, '')",
+    )
+    db = sqlite3.connect(path)
+    db.execute(
+        "INSERT INTO importacoes (id, arquivo, codificacao, criada_em, expira_em, estado, resumo) "
+        "VALUES ('i', 'a.csv', 'utf-8', 0, 0, 'preparada', '')"
+    )
+    for sql, values in ((event[0], (1, "criado", "web")), (event[1], (1, "novo"))):
+        plan = [row[1] for row in db.execute(f"EXPLAIN {sql}", values)]
+        assert "OpenEphemeral" not in plan
+    accepted = [(tipo, "web") for tipo in ("criado", "alterado", "removido", "restaurado")]
+    accepted += [("criado", origem) for origem in ("api", "cli", "importacao", "lote")]
+    for versao, (tipo, origem) in enumerate(accepted, 1):
+        db.execute(event[0], (tipo, versao, origem))
+    for posicao, tipo in enumerate(("novo", "alterado", "erro")):
+        db.execute(event[1], (posicao, tipo))
+    refusals: list[tuple[str, tuple[object, ...]]] = [
+        (event[0], ("outro", 99, "web")),
+        (event[0], ("criado", 99, "Web")),
+        (event[0], ("criado", 99, None)),
+        (event[1], (9, "removido")),
+    ]
+    for refused, wrong in refusals:
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute(refused, wrong)
+    db.commit()
+    db.close()
+    with sqlite3.connect(path) as after:
+        assert after.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    _downgrade(empty_database, "0014")
+    with sqlite3.connect(path) as again:
+        schema = again.execute("SELECT name, sql FROM sqlite_schema ORDER BY name").fetchall()
+    assert schema == schema_0014
+
+
+def _downgrade(url: str, revision: str) -> None:
+    """Alembic's downgrade of the SQLite file at `url` (catalogo only ever upgrades)."""
+    path = Settings(database_url=url).sqlite_path
+    engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(path))
+    with engine.begin() as connection:
+        config = Config()
+        config.set_main_option("script_location", "catalogo:migrations")
+        config.attributes["connection"] = connection
+        command.downgrade(config, revision)
+    engine.dispose()
+
+
 def test_migrating_again_changes_nothing(database: str, db: Database) -> None:
     db.insert("a", 1)
     migrations.upgrade(Settings(database_url=database))
@@ -146,7 +212,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0014",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0015",)]
     db.close()
 
 
