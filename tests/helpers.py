@@ -10,14 +10,14 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import httpx2
 import pytest
-from starlette.applications import Starlette
 
 from catalogo import accounts
 from catalogo.accounts import Papel, Passwords
+from catalogo.app import Catalogo
 from catalogo.history import CLI
 from catalogo.produtos import Produto
 from catalogo.settings import Settings
@@ -221,15 +221,16 @@ class FailingStorage:
 
 
 @contextmanager
-def storage_replaced(app: Starlette, stand_in: object) -> Iterator[None]:
-    """Within the block, the started `app` uses `stand_in` as its storage; then its own again
-    (which the app closes when it stops)."""
-    real = app.state.shared
-    app.state.shared = dataclasses.replace(real, storage=stand_in)
+def storage_replaced(app: Catalogo, stand_in: Any) -> Iterator[None]:
+    """Within the block, the started `app` uses `stand_in` as its storage (a stand-in that
+    answers what the test asks of storage, not all of it); then its own again (which the app
+    closes when it stops)."""
+    real = app.shared
+    app.shared = dataclasses.replace(real, storage=stand_in)
     try:
         yield
     finally:
-        app.state.shared = real
+        app.shared = real
 
 
 class _FormReader(html.parser.HTMLParser):

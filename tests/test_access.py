@@ -384,11 +384,11 @@ class TestSigningIn:
         add_user(database)
         app = create_app(settings)
         with TestClient(app, follow_redirects=False) as client:
-            real = app.state.shared
-            app.state.shared = dataclasses.replace(real, passwords=Crowded())
+            real = app.shared
+            app.shared = dataclasses.replace(real, passwords=Crowded())
             for _ in range(accounts.MAX_FAILURES_PAIR + 1):
                 assert sign_in(client).status_code == 503
-            app.state.shared = real
+            app.shared = real
             assert db.execute("SELECT count(*) FROM login_attempts").fetchone()[0] == 0
             assert sign_in(client).status_code == 303
 

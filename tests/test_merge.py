@@ -358,7 +358,7 @@ def test_a_save_overtaken_at_every_attempt_leaves_the_choice_to_the_person(
     beto = edit_form(client, id)
     saved_meanwhile(client, id)
     app: Any = client.app
-    with storage_replaced(app, _AlwaysOvertaken(app.state.shared.storage)):
+    with storage_replaced(app, _AlwaysOvertaken(app.shared.storage)):
         response = client.post(f"/produtos/{id}", data={**beto, "produto.nome": "Xícara"})
     assert response.status_code == 409
     assert set(choices(response.text)) == {"nome", "preco"}

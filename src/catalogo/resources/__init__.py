@@ -59,7 +59,7 @@ class Shared:
 
 
 def shared_of(request: Request) -> Shared:
-    shared: Shared = request.app.state.shared
+    shared: Shared = request.app.shared
     return shared
 
 
