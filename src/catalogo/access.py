@@ -182,7 +182,8 @@ class Access:
         for name, value in request.scope["headers"]:
             if name == b"authorization":
                 bearer = _kept(self._kept_tokens, value, _bearer)
-            elif name == b"cookie" and b"sessao=" in value:
+            # find, not `in`: `in` tries the part as a byte first, and formats a TypeError
+            elif name == b"cookie" and value.find(b"sessao=") != -1:
                 https = self.over_https(request)
                 wanted = _SESSION_COOKIE_NAMES[https]
                 session = _kept(self._kept_sessions[https], value, _session, wanted) or session

@@ -106,15 +106,21 @@ _PRIVATE_PAGE = b"private, no-store"
 
 
 def _private_page(value: bytes) -> bytes:
-    return value if b"no-store" in value else _PRIVATE_PAGE
+    return value if _has(value, b"no-store") else _PRIVATE_PAGE
 
 
 def _private(value: bytes) -> bytes:
-    return value if b"no-store" in value or b"private" in value else b"private, " + value
+    return value if _has(value, b"no-store") or _has(value, b"private") else b"private, " + value
 
 
 def _varied_by_cookie(value: bytes) -> bytes:
-    return value if b"cookie" in value.lower() else value + b", Cookie"
+    return value if _has(value.lower(), b"cookie") else value + b", Cookie"
+
+
+def _has(value: bytes, part: bytes) -> bool:
+    """`part in value`, which first tries `part` as an integer (a byte) and formats the
+    TypeError it gets, on every signed-in answer."""
+    return value.find(part) != -1
 
 
 def _amend(

@@ -49,6 +49,12 @@ IDLE_S = 1.0
 GATHER_S = 0.001
 
 
+# None is bound as NULL either way. With an adapter of its own, sqlite3 finds it in its table;
+# without one, it asks its protocol type for `__adapt__`, a lookup that fails by formatting an
+# AttributeError, for every None it binds: a few for each event (docs/performance.md).
+sqlite3.register_adapter(type(None), lambda value: value)
+
+
 def connect(path: str, lock_timeout_ms: int, check_same_thread: bool = True) -> sqlite3.Connection:
     """WAL is what lets reads run beside the writer; it is set here, where it is relied on."""
     connection = sqlite3.connect(
