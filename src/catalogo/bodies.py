@@ -16,12 +16,26 @@ from typing import Any, NamedTuple
 import python_multipart
 from python_multipart.exceptions import FormParserError
 from starlette.requests import Request
+from starlette.types import Scope
 
 from catalogo import errors
 from catalogo.negotiation import FORM_TYPES, JSON, media_type
 
 MAX_FIELDS = 1000
 _FORM_KEY = "catalogo.form"
+_BODY_KEY = "catalogo.body"
+
+
+def keep_body(scope: Scope, body: bytes) -> None:
+    """The body guard.py read, for `body_of`."""
+    scope[_BODY_KEY] = body
+
+
+async def body_of(request: Request) -> bytes:
+    """The request's body, as guard.py read it: Starlette's `Request.body` would read it again
+    through the replayed `receive`, an async generator and its closing, on every write."""
+    body: bytes | None = request.scope.get(_BODY_KEY)
+    return await request.body() if body is None else body
 
 
 async def read_form(request: Request, fields: Collection[str]) -> dict[str, str]:
@@ -54,7 +68,7 @@ async def _parse_form(request: Request) -> list[tuple[str, str]]:
     if media not in FORM_TYPES:
         raise errors.unsupported_body()
     _check_utf8(options)
-    body = await request.body()
+    body = await body_of(request)
     try:
         if media == "multipart/form-data":
             return _multipart(request, body)
@@ -82,7 +96,7 @@ async def read_json(request: Request, members: Collection[str] = ()) -> dict[str
     _check_utf8(options)
     try:
         value = json.loads(
-            (await request.body()).decode(),
+            (await body_of(request)).decode(),
             parse_float=_exact_number,
             parse_int=_whole_number,
             parse_constant=_refuse_constant,
@@ -179,7 +193,7 @@ async def read_upload(request: Request, field: str, fields: Collection[str]) -> 
     body, when a program sends the file as it is (FILE_TYPES). Raises a 400 for a form that
     carries more than one file in `field`, and 415 for any other body."""
     media, _ = media_type(request)
-    body = await request.body()
+    body = await body_of(request)
     if media in FILE_TYPES:
         return Upload("", body, {})
     if media != "multipart/form-data":

@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalogo import error_responses, errors
-from catalogo.bodies import read_form
+from catalogo.bodies import keep_body, read_form
 from catalogo.negotiation import FORM_TYPES, header, media_type
 from catalogo.settings import Settings
 
@@ -107,6 +107,7 @@ class Guard:
                 raise errors.cross_site()
             upload = scope["path"] == IMPORT_PATH and scope["method"] == "POST"
             body = await self._read(request, upload)
+            keep_body(scope, body)
             if not upload and scope["method"] == "POST" and media_type(request)[0] in FORM_TYPES:
                 form = await read_form(Request(scope, _replay(body, receive)), ("_method",))
                 if "_method" in form:

@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from catalogo import errors, history
 from catalogo.access import Need
-from catalogo.bodies import read_form, read_json
+from catalogo.bodies import body_of, read_form, read_json
 from catalogo.identity import visitor
 from catalogo.listing import RETURN_PARAMETER, Listing, Paging
 from catalogo.negotiation import HTML, JSON, body_is_json
@@ -107,7 +107,7 @@ class RestauracaoResource(Resource):
         media = negotiate(request)
         id = request.path_params["id"]
         listing, trash = Listing(), None
-        if await request.body():  # a body is optional; one that is sent must be well formed
+        if await body_of(request):  # a body is optional; one that is sent must be well formed
             if body_is_json(request):
                 await read_json(request)  # nothing in it is read
             else:

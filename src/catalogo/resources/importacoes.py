@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from catalogo import errors, idempotency, importing, imports
 from catalogo.access import Need
-from catalogo.bodies import read_form, read_json, read_upload
+from catalogo.bodies import body_of, read_form, read_json, read_upload
 from catalogo.error_responses import problem_for
 from catalogo.exports import CSV, MEDIA_TYPES, CsvRows, Workbook
 from catalogo.identity import principal
@@ -196,7 +196,7 @@ class ConfirmacaoResource(Resource):
 
 async def _nothing_read(request: Request) -> None:
     """A body is optional; one that is sent must be well formed (nothing in it is read)."""
-    if await request.body():
+    if await body_of(request):
         if body_is_json(request):
             await read_json(request)
         else:

@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from catalogo import batches, errors, history, idempotency, lotes, templating
 from catalogo.access import Need
-from catalogo.bodies import form_pairs, read_form, read_json
+from catalogo.bodies import body_of, form_pairs, read_form, read_json
 from catalogo.error_responses import problem_for
 from catalogo.identity import principal, visitor
 from catalogo.listing import RETURN_PARAMETER, Listing, ListingError
@@ -275,7 +275,7 @@ class LoteReversaoResource(Resource):
         storage = shared_of(request).storage
         lote = request.path_params["id"]
         listing = Listing()
-        if await request.body():
+        if await body_of(request):
             if body_is_json(request):
                 await read_json(request)
             else:

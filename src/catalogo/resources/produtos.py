@@ -22,7 +22,7 @@ from starlette.responses import Response
 
 from catalogo import conditional, error_responses, errors, idempotency
 from catalogo.access import Need
-from catalogo.bodies import read_form, read_json
+from catalogo.bodies import body_of, read_form, read_json
 from catalogo.exports import CSV, XLSX, Format, TooManyRows
 from catalogo.history import Autoria
 from catalogo.identity import principal, visitor
@@ -348,7 +348,7 @@ async def _submitted(request: Request) -> _Submitted:
 async def _removal(request: Request) -> _Submitted:
     """What a removal's body says, when it has one (a form, or JSON). Many clients send a
     Content-Type on every request: an empty body is no body, whatever it claims to be."""
-    if header(request, b"content-type") is None or not await request.body():
+    if header(request, b"content-type") is None or not await body_of(request):
         return _Submitted({})
     return await _submitted(request)
 
