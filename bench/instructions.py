@@ -6,9 +6,10 @@ whatever else the machine is doing, where timings on a shared machine move by 10
 
 Each kind runs in-process (the ASGI app, no sockets) on a copy of one catalog of 2,000 products
 with an editor signed in, access log off: `edit` the edit page anonymously and `signed` with the
-session, both at random among 200 products (kept pages, after a warm-up); `update` and `create`
-the edit and new forms' posts with the session, 32 at a time, so that the writer commits them
-together as it does under load. The program runs twice under `valgrind --tool=cachegrind`, with
+session, both at random among 200 products (kept pages, after a warm-up), and `token` the JSON
+product with the editor's token; `update` and `create` the edit and new forms' posts with the
+session, and `jcreate` a JSON create with the token, 32 at a time, so that the writer commits
+them together as it does under load. The program runs twice under `valgrind --tool=cachegrind`, with
 a few and with many requests, and the difference is divided by theirs: what is left is a
 request's, every thread's instructions included (the writer's too), start-up and warm-up not.
 PYTHONHASHSEED is fixed, so that dicts and sets lay out alike in both runs. Instructions are not
@@ -33,14 +34,15 @@ from profiling import scope
 from catalogo.app import create_app
 from catalogo.settings import Settings
 
-KINDS = ("edit", "signed", "update", "create")
+KINDS = ("edit", "signed", "update", "create", "token", "jcreate")
 PRODUCTS, HOT, TOGETHER = 2_000, 200, 32
 FEW, MANY, WARM_UP = 100, 1_100, 600
 PASSWORD = "uma senha de benchmark longa"  # noqa: S105 - the benchmark user's, on a throwaway file
 FORM = b"application/x-www-form-urlencoded"
+JSON = b"application/json"
 
 
-async def drive(catalog: Path, kind: str, requests: int) -> None:
+async def drive(catalog: Path, kind: str, requests: int, token: str) -> None:
     env = {**os.environ, "CATALOGO_DATABASE_URL": f"sqlite:///{catalog}"}
     app = create_app(Settings.from_env({**env, "CATALOGO_ACCESS_LOG": "off"}))
     async with app.router.lifespan_context(app):
@@ -53,6 +55,11 @@ async def drive(catalog: Path, kind: str, requests: int) -> None:
             body, wanted = b"", 303
             if kind in ("edit", "signed"):
                 asked, wanted = scope("GET", f"/produtos/{id}"), 200
+            elif kind == "token":
+                asked, wanted = scope("GET", f"/produtos/{id}", accept=JSON), 200
+            elif kind == "jcreate":
+                asked, wanted = scope("POST", "/produtos", accept=JSON), 201
+                body = b'{"nome": "Caneca %d", "preco": "31.50"}' % sent
             elif kind == "update":
                 asked = scope("POST", f"/produtos/{id}")
                 body = b"_method=PUT&produto.nome=Caneca+editada+%d&produto.preco=31%%2C50" % sent
@@ -61,16 +68,18 @@ async def drive(catalog: Path, kind: str, requests: int) -> None:
                 body = b"produto.nome=Caneca+%d&produto.descricao=&produto.preco=31%%2C50" % sent
             if body:
                 asked["headers"] += [
-                    (b"content-type", FORM),
+                    (b"content-type", JSON if kind == "jcreate" else FORM),
                     (b"content-length", b"%d" % len(body)),
                 ]
-            if kind != "edit":
+            if kind in ("token", "jcreate"):
+                asked["headers"].append((b"authorization", b"Bearer " + token.encode()))
+            elif kind != "edit":
                 asked["headers"].append((b"cookie", cookie))
             status = await _call(app, asked, body)
             if status != wanted:
                 sys.exit(f"instructions: {kind} answered {status}, not {wanted}")
 
-        if kind in ("edit", "signed"):
+        if kind in ("edit", "signed", "token"):
             for id in [random.randint(1, HOT) for _ in range(requests)]:
                 await one(id)
             return
@@ -117,7 +126,7 @@ async def _signed_in(app: Any) -> bytes:
     return bytes(cookies[0].split(b";")[0])
 
 
-def counted(seeded: Path, kind: str, requests: int) -> int:
+def counted(seeded: Path, token: str, kind: str, requests: int) -> int:
     """The instructions of one run of `requests` of `kind` (after the warm-up), on a copy of
     the seeded catalog."""
     with tempfile.TemporaryDirectory(prefix="catalogo-instructions-") as folder:
@@ -135,6 +144,7 @@ def counted(seeded: Path, kind: str, requests: int) -> int:
                 kind,
                 str(WARM_UP + requests),
                 str(catalog),
+                token,
             ],
             env={**os.environ, "PYTHONHASHSEED": "0"},
             capture_output=True,
@@ -147,8 +157,9 @@ def counted(seeded: Path, kind: str, requests: int) -> int:
     return int(found[1].replace(",", ""))
 
 
-def seed(folder: Path) -> Path:
-    """A catalog of PRODUCTS products and one editor, by the code under test."""
+def seed(folder: Path) -> tuple[Path, str]:
+    """A catalog of PRODUCTS products and one editor, by the code under test, and a token of
+    theirs."""
     catalog = folder / "seeded.db"
     env = {**os.environ, "CATALOGO_DATABASE_URL": f"sqlite:///{catalog}"}
     catalogo = str(Path(sys.executable).with_name("catalogo"))
@@ -161,14 +172,26 @@ def seed(folder: Path) -> Path:
         check=True,
         capture_output=True,
     )
-    return catalog
+    made = subprocess.run(
+        [catalogo, "tokens", "criar", "--usuario", "bench", "--nome", "bench"],
+        env=env,
+        text=True,
+        check=True,
+        capture_output=True,
+    )
+    return catalog, made.stdout.strip()
 
 
 def main() -> None:
     if sys.argv[1:2] == ["--run"]:  # the program valgrind runs
-        kind, requests, catalog = sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+        kind, requests, catalog, token = (
+            sys.argv[2],
+            int(sys.argv[3]),
+            Path(sys.argv[4]),
+            sys.argv[5],
+        )
         random.seed(7)
-        asyncio.run(drive(catalog, kind, requests))
+        asyncio.run(drive(catalog, kind, requests, token))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kinds", nargs="+", choices=KINDS)
@@ -176,9 +199,9 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         sys.exit("instructions: needs valgrind (apt-get install valgrind)")
     with tempfile.TemporaryDirectory(prefix="catalogo-instructions-") as folder:
-        seeded = seed(Path(folder))
+        seeded, token = seed(Path(folder))
         for kind in args.kinds:
-            few, many = counted(seeded, kind, FEW), counted(seeded, kind, MANY)
+            few, many = counted(seeded, token, kind, FEW), counted(seeded, token, kind, MANY)
             print(f"{kind:8} {(many - few) / (MANY - FEW):12,.0f} instructions a request")
 
 
