@@ -1,31 +1,26 @@
 """Products in a SQLite file: reads by id inline on the event loop, the list's reads on
-sqlite_readers.py's threads, writes on sqlite_writer.py's thread.
+sqlite_readers.py's threads, writes on sqlite_writer.py's thread, each as sqlite_writes.py does
+it in the writer's transaction.
 
 Reads in WAL mode never wait for a writer, and one by id takes microseconds, less than a thread
-hop would cost (aiosqlite measured 0.6-0.8x of inline reads). Each write checks the
-product's version, changes it and appends its event (history.py) as one write of the
-writer's batch, all or nothing: one writer, so events get their ids in the order they commit.
+hop would cost (aiosqlite measured 0.6-0.8x of inline reads). One writer, so events get their
+ids in the order they commit.
 """
 
 import asyncio
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from decimal import Decimal
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
-from catalogo import history, storage
-from catalogo.history import Autoria, Evento
-from catalogo.produtos import Produto, keeping_codigo, same_fields, stored
+from catalogo import storage
+from catalogo.history import Autoria
+from catalogo.produtos import Produto
 from catalogo.search import folded
+from catalogo.storage import sqlite_writes as transaction
 from catalogo.storage.sql import (
-    CODIGO_HOLDER,
     EVENT_COLUMNS,
-    LAST_EVENTS,
-    event_row,
-    evento_of,
-    left_as_it_was,
 )
 from catalogo.storage.sqlite_accounts import SQLiteAccounts
 from catalogo.storage.sqlite_changes import Changes
@@ -42,233 +37,6 @@ from catalogo.storage.sqlite_search import SQLiteSearch, index_if_long, index_pe
 from catalogo.storage.sqlite_writer import Writer
 
 T = TypeVar("T")
-_FIRST = 1  # a new product's version
-
-
-def _insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) -> Produto:
-    now = time.time()
-    keys = folded(produto)
-    _check_codigo(connection, produto, keys.codigo_chave)
-    # Not RETURNING: SQLite gathers a RETURNING's rows in a table it builds in memory for every
-    # statement, about 25,000 of a create's 830,000 instructions (docs/performance.md).
-    inserted = connection.execute(
-        "INSERT INTO produtos (versao, codigo, nome, descricao, preco_centavos, criado_em, "
-        "atualizado_em, nome_chave, busca, codigo_chave) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            _FIRST,
-            produto.codigo,
-            produto.nome,
-            produto.descricao,
-            _centavos(produto),
-            now,
-            now,
-            *keys,
-        ),
-    )
-    assert inserted.lastrowid is not None  # noqa: S101 - an INSERT that succeeded
-    created = stored(
-        inserted.lastrowid,
-        _FIRST,
-        now,
-        now,
-        produto.codigo,
-        produto.nome,
-        produto.descricao,
-        produto.preco,
-    )
-    _record(connection, event_row("criado", created, None, created, autoria, now))
-    return created
-
-
-def _update(
-    connection: sqlite3.Connection,
-    id: int,
-    produto: Produto,
-    versions: Collection[int] | None,
-    autoria: Autoria,
-) -> storage.Saved:
-    antes = _current(connection, id, versions)
-    edit = keeping_codigo(produto, antes)
-    if same_fields(antes, edit):
-        return storage.Saved(antes, changed=False)
-    if edit.codigo != antes.codigo:
-        _check_codigo(connection, edit, folded(edit).codigo_chave, id)
-    now = time.time()
-    columns, params = _changed_columns(antes, edit)
-    connection.execute(
-        f"UPDATE produtos SET versao = versao + 1, atualizado_em = ?, {columns} WHERE id = ?",
-        (now, *params, id),
-    )
-    assert antes.criado_em is not None  # noqa: S101 - read from the database just now
-    depois = stored(
-        id, _next(antes), antes.criado_em, now, edit.codigo, edit.nome, edit.descricao, edit.preco
-    )
-    _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
-    return storage.Saved(depois, changed=True)
-
-
-def _apply(
-    connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
-) -> list[Produto]:
-    done = []
-    for w in writes:
-        if w.id is None:
-            done.append(_insert(connection, w.produto, autoria))
-        elif w.removed:
-            done.append(_mark_removed(connection, _current(connection, w.id, _seen(w)), autoria))
-        else:
-            done.append(_update(connection, w.id, w.produto, _seen(w), autoria).produto)
-    return done
-
-
-def _revert(connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
-    """Storage.revert, a stretch of the batch at a time (sql.last_events): every product
-    checked first, then every one undone, so that no batch is ever held whole."""
-    moved: list[int] = []
-    for events, current in _batch(connection, lote):
-        moved += [e.produto_id for e in events if not _as_left(e, current)]
-    if moved:
-        raise storage.BatchMoved(sorted(moved))
-    undone = 0
-    for events, current in _batch(connection, lote):
-        for evento in events:
-            _undo(connection, evento, current[evento.produto_id][0], autoria)
-        undone += len(events)
-    if not undone:
-        raise storage.NotFound()
-    return undone
-
-
-_Current = dict[int, tuple[Produto, bool]]
-
-
-def _batch(connection: sqlite3.Connection, lote: str) -> Iterator[tuple[list[Evento], _Current]]:
-    """The batch's last event of each product, a stretch at a time, with each product as it
-    is now (and whether it is removed)."""
-    after = 0
-    while rows := connection.execute(LAST_EVENTS, (lote, after)).fetchall():
-        events = [evento_of(row) for row in rows]
-        after = events[-1].id
-        ids = [e.produto_id for e in events]
-        found = connection.execute(
-            f"SELECT {COLUMNS}, removido_em IS NOT NULL FROM produtos "
-            f"WHERE id IN ({', '.join('?' * len(ids))})",
-            ids,
-        ).fetchall()
-        yield events, {row[0]: (produto_of(row[:-1]), bool(row[-1])) for row in found}
-
-
-def _as_left(evento: Evento, current: _Current) -> bool:
-    found = current.get(evento.produto_id)
-    return found is not None and left_as_it_was(evento, *found)
-
-
-def _undo(
-    connection: sqlite3.Connection, evento: Evento, current: Produto, autoria: Autoria
-) -> Produto:
-    """The change `evento` made, undone from `current`, which it left as it is."""
-    if evento.tipo in ("criado", "restaurado"):
-        return _mark_removed(connection, current, autoria)
-    if evento.tipo == "removido":
-        return _mark_removed(connection, current, autoria, restored=True)
-    assert evento.antes is not None and current.id is not None  # noqa: S101 - an edit's event
-    before = history.produto_of(evento.antes)
-    return _update(connection, current.id, before, {current.versao or 0}, autoria).produto
-
-
-def _seen(write: storage.Write) -> Collection[int] | None:
-    return None if write.versao is None else {write.versao}
-
-
-def _check_codigo(
-    connection: sqlite3.Connection, produto: Produto, key: str | None, id: int | None = None
-) -> None:
-    """CodigoTaken if a product other than `id` holds the code: in the write's transaction,
-    which no other writer, in this process or another, comes between."""
-    if key is None:
-        return
-    for holder, removed in connection.execute(CODIGO_HOLDER, (key,)).fetchall():
-        if holder != id:
-            raise storage.CodigoTaken(str(produto.codigo), holder, bool(removed))
-
-
-def _record(connection: sqlite3.Connection, event: tuple[Any, ...]) -> None:
-    """The change's event (sql.event_row), in the change's own transaction."""
-    connection.execute(
-        f"INSERT INTO eventos ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", event
-    )
-
-
-def _mark_removed(
-    connection: sqlite3.Connection, current: Produto, autoria: Autoria, restored: bool = False
-) -> Produto:
-    """A removal (or a restore) as a new version of the product, and its event."""
-    now = time.time()
-    connection.execute(
-        "UPDATE produtos SET removido_em = ?, versao = versao + 1, atualizado_em = ? WHERE id = ?",
-        (None if restored else now, now, current.id),
-    )
-    changed = current.model_copy(update={"versao": _next(current), "atualizado_em": now})
-    if restored:
-        _record(connection, event_row("restaurado", changed, None, changed, autoria, now))
-    else:
-        _record(connection, event_row("removido", changed, current, None, autoria, now))
-    return changed
-
-
-def _current(connection: sqlite3.Connection, id: int, versions: Collection[int] | None) -> Produto:
-    """The live product a write is about to change, at one of the `versions` it expects."""
-    rows = connection.execute(
-        f"SELECT {COLUMNS} FROM produtos WHERE id = ? AND {LIVE}", (id,)
-    ).fetchall()
-    if not rows:
-        raise storage.NotFound()
-    current = produto_of(rows[0])
-    if versions is not None and current.versao not in versions:
-        raise storage.VersionConflict(current)
-    return current
-
-
-def _changed_columns(antes: Produto, produto: Produto) -> tuple[str, list[Any]]:
-    """The SET list of an update, for only the columns the edit changes: SQLite maintains an
-    index (or the search's trigger) only when a column of it is set, so an edit of the name
-    leaves the price's index alone. At least one field differs (`same_fields`)."""
-    columns: list[str] = []
-    params: list[Any] = []
-    nome, descricao = produto.nome != antes.nome, produto.descricao != antes.descricao
-    codigo = produto.codigo != antes.codigo
-    keys = folded(produto)
-    if nome or descricao or codigo:
-        columns.append("busca = ?")
-        params.append(keys.busca)
-    if nome:
-        columns += ["nome = ?", "nome_chave = ?"]
-        params += [produto.nome, keys.nome_chave]
-    if codigo:
-        columns += ["codigo = ?", "codigo_chave = ?"]
-        params += [produto.codigo, keys.codigo_chave]
-    if descricao:
-        columns.append("descricao = ?")
-        params.append(produto.descricao)
-    if produto.preco != antes.preco:
-        columns.append("preco_centavos = ?")
-        params.append(_centavos(produto))
-    return ", ".join(columns), params
-
-
-def _centavos(produto: Produto) -> int:
-    return int(produto.preco * 100)
-
-
-def _next(produto: Produto) -> int:
-    assert produto.versao is not None  # noqa: S101 - read from the database just now
-    return produto.versao + 1
-
-
-def _fields(nome: str, descricao: str, centavos: int) -> str:
-    return history.fields_json(
-        Produto.model_construct(nome=nome, descricao=descricao, preco=Decimal(centavos).scaleb(-2))
-    )
 
 
 # Products' rows by id while nothing is committed, the least recently read out first. Rows,
@@ -329,13 +97,16 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         return None if row is None else kept_produto_of(row)
 
     async def create(self, produto: Produto, autoria: Autoria) -> Produto:
-        return await self._writer.submit(lambda c: _insert(c, produto, autoria))
+        return await self._writer.submit(lambda c: transaction.insert(c, produto, autoria))
 
     async def create_many(self, produtos: Iterable[Produto], autoria: Autoria) -> int:
         """Adds products, each with its event, in one transaction: for seeding demos and
         benchmarks, not for requests. The ids are consecutive: one writer, one transaction."""
         now = time.time()
-        rows = [(p.nome, p.descricao, _centavos(p), now, now, *folded(p)[:2]) for p in produtos]
+        rows = [
+            (p.nome, p.descricao, transaction.centavos(p), now, now, *folded(p)[:2])
+            for p in produtos
+        ]
 
         def run(connection: sqlite3.Connection) -> int:
             (last,) = connection.execute("SELECT coalesce(max(id), 0) FROM produtos").fetchone()
@@ -352,7 +123,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
                 f"INSERT INTO eventos ({EVENT_COLUMNS}) VALUES (?, 'criado', 1, NULL, ?, "
                 "?, ?, ?, ?, ?, ?)",
                 (
-                    (first + i, _fields(nome, descricao, centavos), *autoria, now)
+                    (first + i, transaction.fields(nome, descricao, centavos), *autoria, now)
                     for i, (nome, descricao, centavos, *_) in enumerate(rows)
                 ),
             )
@@ -367,26 +138,32 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         versions: Collection[int] | None,
         autoria: Autoria,
     ) -> storage.Saved:
-        return await self._writer.submit(lambda c: _update(c, id, produto, versions, autoria))
+        return await self._writer.submit(
+            lambda c: transaction.update(c, id, produto, versions, autoria)
+        )
 
     async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
-        return await self._writer.submit(lambda c: _apply(c, writes, autoria))  # all or none
+        return await self._writer.submit(
+            lambda c: transaction.apply(c, writes, autoria)
+        )  # all or none
 
     async def revert(self, lote: str, autoria: Autoria) -> int:
-        return await self._writer.submit(lambda c: _revert(c, lote, autoria))
+        return await self._writer.submit(lambda c: transaction.revert(c, lote, autoria))
 
     def _applied(
         self, connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
     ) -> list[Produto]:
         """`apply` within its caller's write: confirming an import (sqlite_imports.py)."""
-        return _apply(connection, writes, autoria)
+        return transaction.apply(connection, writes, autoria)
 
     def _reverted(self, connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
-        return _revert(connection, lote, autoria)
+        return transaction.revert(connection, lote, autoria)
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:
-            return _mark_removed(connection, _current(connection, id, versions), autoria)
+            return transaction.mark_removed(
+                connection, transaction.current(connection, id, versions), autoria
+            )
 
         return await self._writer.submit(run)
 
@@ -400,7 +177,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
             current = produto_of(rows[0][:-1])
             if rows[0][-1] is None:
                 raise storage.NotRemoved(current)
-            return _mark_removed(connection, current, autoria, restored=True)
+            return transaction.mark_removed(connection, current, autoria, restored=True)
 
         return await self._writer.submit(run)
 
@@ -430,7 +207,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         self, produto: Produto, key: str, claimed_at: float, autoria: Autoria
     ) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:
-            created = _insert(connection, produto, autoria)
+            created = transaction.insert(connection, produto, autoria)
             kept = connection.execute(
                 "UPDATE idempotency_keys SET produto_id = ? "
                 "WHERE key = ? AND created_at = ? AND produto_id IS NULL",
