@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench import CATALOGO, PASSWORD, USER, seeded, with_a_user
 from profiling import scope
 
 from catalogo.app import create_app
@@ -37,7 +38,6 @@ from catalogo.settings import Settings
 KINDS = ("edit", "signed", "update", "create", "token", "jcreate")
 PRODUCTS, HOT, TOGETHER = 2_000, 200, 32
 FEW, MANY, WARM_UP = 100, 1_100, 600
-PASSWORD = "uma senha de benchmark longa"  # noqa: S105 - the benchmark user's, on a throwaway file
 FORM = b"application/x-www-form-urlencoded"
 JSON = b"application/json"
 
@@ -75,7 +75,7 @@ async def drive(catalog: Path, kind: str, requests: int, token: str) -> None:
                 asked["headers"].append((b"authorization", b"Bearer " + token.encode()))
             elif kind != "edit":
                 asked["headers"].append((b"cookie", cookie))
-            status = await _call(app, asked, body)
+            status = (await _call(app, asked, body))["status"]
             if status != wanted:
                 sys.exit(f"instructions: {kind} answered {status}, not {wanted}")
 
@@ -88,7 +88,8 @@ async def drive(catalog: Path, kind: str, requests: int, token: str) -> None:
             await asyncio.gather(*(one(id) for id in ids[start : start + TOGETHER]))
 
 
-async def _call(app: Any, asked: dict[str, Any], body: bytes) -> int:
+async def _call(app: Any, asked: dict[str, Any], body: bytes) -> dict[str, Any]:
+    """The answer's start (its status and headers)."""
     answered: dict[str, Any] = {}
 
     async def receive() -> dict[str, Any]:
@@ -99,27 +100,18 @@ async def _call(app: Any, asked: dict[str, Any], body: bytes) -> int:
             answered.update(message)
 
     await app(asked, receive, send)
-    return int(answered["status"])
+    return answered
 
 
 async def _signed_in(app: Any) -> bytes:
-    body = f"nome=bench&senha={PASSWORD.replace(' ', '+')}".encode()
+    body = f"nome={USER}&senha={PASSWORD.replace(' ', '+')}".encode()
     asked = scope("POST", "/entrar")
     asked["headers"] += [
         (b"content-type", FORM),
         (b"content-length", b"%d" % len(body)),
         (b"origin", b"http://127.0.0.1:8000"),
     ]
-    answered: dict[str, Any] = {}
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            answered.update(message)
-
-    await app(asked, receive, send)
+    answered = await _call(app, asked, body)
     cookies = [v for k, v in answered["headers"] if k == b"set-cookie"]
     if answered["status"] != 303 or not cookies:
         sys.exit(f"instructions: signing in answered {answered['status']}")
@@ -159,27 +151,12 @@ def counted(seeded: Path, token: str, kind: str, requests: int) -> int:
 
 def seed(folder: Path) -> tuple[Path, str]:
     """A catalog of PRODUCTS products and one editor, by the code under test, and a token of
-    theirs."""
+    theirs (bench/run's user)."""
     catalog = folder / "seeded.db"
-    env = {**os.environ, "CATALOGO_DATABASE_URL": f"sqlite:///{catalog}"}
-    catalogo = str(Path(sys.executable).with_name("catalogo"))
-    subprocess.run([catalogo, "seed", str(PRODUCTS)], env=env, check=True, capture_output=True)
-    subprocess.run(
-        [catalogo, "usuarios", "criar", "bench", "--papel", "editor", "--senha-stdin"],
-        env=env,
-        input=PASSWORD,
-        text=True,
-        check=True,
-        capture_output=True,
-    )
-    made = subprocess.run(
-        [catalogo, "tokens", "criar", "--usuario", "bench", "--nome", "bench"],
-        env=env,
-        text=True,
-        check=True,
-        capture_output=True,
-    )
-    return catalog, made.stdout.strip()
+    token = with_a_user(seeded(f"sqlite:///{catalog}", PRODUCTS), CATALOGO)
+    if token is None:
+        sys.exit("instructions: this revision has no accounts")
+    return catalog, token
 
 
 def main() -> None:
