@@ -13,7 +13,7 @@ from catalogo.accounts import NewSession, NewToken, UserChange
 from catalogo.history import CLI
 from catalogo.search import Query, terms, trigrams
 from catalogo.settings import Settings
-from catalogo.storage import StorageUnavailable, sqlite, sqlite_search
+from catalogo.storage import QueryTimeout, StorageUnavailable, sqlite, sqlite_search
 from catalogo.storage.paging import Cursor
 from catalogo.storage.sqlite import SQLiteStorage
 from catalogo.storage.sqlite_search import match
@@ -245,6 +245,72 @@ def test_a_product_read_again_is_not_asked_of_sqlite_until_something_is_committe
             assert len(asked) == 1
         finally:
             await there.close()
+
+    run(settings, test)
+
+
+def test_a_list_page_read_again_is_not_asked_of_sqlite_until_something_is_committed(
+    settings: Settings,
+) -> None:
+    """Pages are kept by what was asked (the query, the cursor, the count and the position) while
+    the file's mark stays: a search read on a reader thread as well as a page read on the loop;
+    a commit by another instance, of anything, makes the next read ask the file again."""
+
+    async def test(here: SQLiteStorage) -> None:
+        there = SQLiteStorage(settings.sqlite_path)
+        try:
+            await here.create(produto("Caneca"), CLI)
+            asked: list[str] = []
+            here._reader.connection.set_trace_callback(asked.append)
+            searched = Query(terms=("caneca",))
+            for query in (Query(), searched):
+                first = await here.find(query, Cursor(10), 100, position=True)
+                asked.clear()
+                assert await here.find(query, Cursor(10), 100, position=True) is first
+                assert asked == []
+                assert await here.find(query, Cursor(10)) is not first  # another question
+            await there.create(produto("Caneca azul"), CLI)
+            for query in (Query(), searched):
+                page = await here.find(query, Cursor(10), 100, position=True)
+                assert [p.nome for p in page.items] == ["Caneca azul", "Caneca"]
+                assert page.total == 2
+            await there._submit(lambda c: c.execute("DELETE FROM sessions"))  # any commit
+            asked.clear()
+            await here.find(Query(), Cursor(10))
+            assert asked != []
+        finally:
+            await there.close()
+
+    run(settings, test)
+
+
+def test_a_list_page_whose_count_ran_past_its_budget_is_counted_again(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def test(storage: SQLiteStorage) -> None:
+        for nome in ("Caneca", "Caneta", "Cadeira"):  # more than a page: counted apart
+            await storage.create(produto(nome), CLI)
+        monkeypatch.setattr(sqlite_search, "_remembered", _past_budget)
+        assert (await storage.find(Query(), Cursor(1), 100)).total is None
+        assert storage._pages == {}
+        monkeypatch.undo()
+        assert (await storage.find(Query(), Cursor(1), 100)).total == 3
+
+    run(settings, test)
+
+
+def _past_budget(*args: object) -> int:
+    raise QueryTimeout(5000)
+
+
+def test_kept_list_pages_are_bounded(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite_search, "PAGES_KEPT", 2)
+
+    async def test(storage: SQLiteStorage) -> None:
+        await storage.create(produto("Caneca"), CLI)
+        for limit in range(1, 6):
+            await storage.find(Query(), Cursor(limit))
+            assert len(storage._pages) <= 2
 
     run(settings, test)
 

@@ -4,16 +4,17 @@ and its pages, each product a row."""
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from markupsafe import Markup
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 
 from catalogo import templating
-from catalogo.identity import visitor
+from catalogo.identity import Visitor, visitor
 from catalogo.listing import LIST_PATH, Listing, ListingError
 from catalogo.precos import format_preco, preco_for_input
-from catalogo.produtos import Produto
+from catalogo.produtos import Produto, every_value
 from catalogo.resources import VARY, notices, shared_of
 from catalogo.search import END, Ordem, Position
 from catalogo.storage.paging import COUNT_CAP, Cursor, Page
@@ -109,6 +110,38 @@ def list_page(
             retorno="",
             quem=visitor(request),
         )
+    who = visitor(request)
+    most = min(shared_of(request).settings.batch_max, COUNT_CAP)  # "todos os N": one batch
+    if notices.COOKIE in request.cookies:  # a notice to show, or one to clear: not kept
+        context = _listed(found, who, most)
+        return notices.with_notice(request, "produtos/lista.html", headers or {}, **context)
+    page = found.page
+    key = (
+        request.scope["query_string"],
+        who,
+        most,
+        page.total,
+        page.before,
+        page.next,
+        page.prev,
+        *map(every_value, page.items),
+    )
+    made = templating.load()
+    body = _PAGES.get(
+        key, lambda: made.page("produtos/lista.html", aviso=None, **_listed(found, who, most))
+    )
+    return HTMLResponse(body, headers=headers)
+
+
+# Whole list pages as a visitor with no notice to see is shown them (templating.Pages), by
+# everything they show: the query string (the listing and its links), the visitor, and the page
+# (its products, every value of each, its count and its cursors). The first page is asked far
+# more often than the catalog changes.
+_PAGES = templating.Pages(4 * 1024 * 1024)
+
+
+def _listed(found: Found, who: Visitor | None, most: int) -> dict[str, Any]:
+    """What lista.html shows of a page found, but the notice."""
     listing, page = found.listing, found.page
     ordem = listing.query.ordem
     first = listing.after is None and listing.before is None
@@ -119,42 +152,37 @@ def list_page(
     if page.next is not None:
         links["last"] = listing.at(Cursor(page.next.limit, before=END)).url
     shown = describe(listing)
-    who = visitor(request)
-    most = min(shared_of(request).settings.batch_max, COUNT_CAP)  # "todos os N": one batch
     retorno, lista = listing.carried(""), listing.encoded
-    return notices.with_notice(
-        request,
-        "produtos/lista.html",
-        headers or {},
-        titulo=shown if first or not where else f"{shown}, {where}",
-        cabecalho=shown,
-        problema=None,
-        campo_com_erro=None,
-        filtrada=listing.query.filtered,
-        busca={
+    return {
+        "titulo": shown if first or not where else f"{shown}, {where}",
+        "cabecalho": shown,
+        "problema": None,
+        "campo_com_erro": None,
+        "filtrada": listing.query.filtered,
+        "busca": {
             "q": listing.q,
             "preco_min": _price_field(listing.query.preco_min),
             "preco_max": _price_field(listing.query.preco_max),
             "ordem": "" if ordem == "-id" else ordem,
         },
-        ordens=_ORDER_CHOICES,
-        ordem_padrao=listing.with_order("-id").url,
-        exportar=f"{LIST_PATH}?{listing.search}&" if listing.search else f"{LIST_PATH}?",
-        ids=listing.query.ids,
-        codigos=listing.query.codigos,
-        pagina=page,
-        linhas=_rows(page, retorno, lista, who is None or who.pode_editar),
-        posicao=where,
-        todos=_counted(page.total) if page.total is not None and page.total <= most else None,
-        busca_do_lote=listing.search,
-        links=links,
-        colunas=[_header(listing, column) for column in _COLUMNS],
-        primeira_pagina=first,
-        inicio=listing.at(None).url,
-        lista=lista,
-        retorno=retorno,
-        quem=who,
-    )
+        "ordens": _ORDER_CHOICES,
+        "ordem_padrao": listing.with_order("-id").url,
+        "exportar": f"{LIST_PATH}?{listing.search}&" if listing.search else f"{LIST_PATH}?",
+        "ids": listing.query.ids,
+        "codigos": listing.query.codigos,
+        "pagina": page,
+        "linhas": _rows(page, retorno, lista, who is None or who.pode_editar),
+        "posicao": where,
+        "todos": _counted(page.total) if page.total is not None and page.total <= most else None,
+        "busca_do_lote": listing.search,
+        "links": links,
+        "colunas": [_header(listing, column) for column in _COLUMNS],
+        "primeira_pagina": first,
+        "inicio": listing.at(None).url,
+        "lista": lista,
+        "retorno": retorno,
+        "quem": who,
+    }
 
 
 # A list page's rows, by all they show: most of a list page's cost is rendering them, and most

@@ -61,6 +61,8 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         self._changes = Changes(path)  # which stays as long as the reader is open: see there
         self._rows: OrderedDict[int, tuple[Any, ...] | None] = OrderedDict()  # as read at:
         self._rows_at: bytes | None = None
+        self._pages: dict[Any, Any] = {}  # sqlite_search.py
+        self._pages_at: bytes | None = None
         self._readers = Readers(path, lock_timeout_ms, query_timeout_ms)
         self._writer = Writer(path, lock_timeout_ms, committed, index_if_long, index_pending)
         self._writer.start()

@@ -31,6 +31,10 @@ CPU (docs/performance.md).
 
 A list with words or a price range, or counted exactly, is read on a reader thread, never on
 the event loop (sqlite_readers.py), and each of its statements within the time budget.
+
+The pages last read are kept, by what was asked, until anything is committed (the mark of
+sqlite_changes.py, as products read by id are): the first page of the list is asked far more
+often than the catalog changes, and reading it was a quarter of its cost, a search's nearly all.
 """
 
 import asyncio
@@ -43,9 +47,12 @@ from catalogo.produtos import Produto
 from catalogo.search import Position, Query, keyer, trigrams
 from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
+from catalogo.storage.sqlite_changes import Changes
 from catalogo.storage.sqlite_history import COLUMNS, LIVE, kept_produto_of
 from catalogo.storage.sqlite_readers import Reader, Readers
 from catalogo.storage.sqlite_writer import Writer
+
+PAGES_KEPT = 32  # a list page's products are about 50 KB
 
 # The search index's queued changes (migration 0014), moved into it: for each product, the
 # text the index holds taken out (its first change, if it took some out) and the text it
@@ -182,6 +189,9 @@ class SQLiteSearch:
         _reader: Reader
         _readers: Readers
         _writer: Writer
+        _changes: Changes
+        _pages: dict[Hashable, Page[Produto, Position]]  # as read at:
+        _pages_at: bytes | None
 
     async def find(
         self,
@@ -190,20 +200,52 @@ class SQLiteSearch:
         count: int | None = None,
         position: bool = False,
     ) -> Page[Produto, Position]:
-        def read(reader: Reader) -> Page[Produto, Position]:
+        asks_index = _asks_index(query)
+
+        def read(reader: Reader) -> tuple[Page[Produto, Position], bool]:
+            """The page, and whether every write its snapshot holds was in the index."""
             plan = _plan(reader, query)
             steps = paging.finding(plan, cursor, count, position)
-            return paging.run(steps, lambda step: _answer(reader, plan, step))
+            page = paging.run(steps, lambda step: _answer(reader, plan, step))
+            return page, not (asks_index and reader.read(PENDING)[0][0])
 
-        await self._index_caught_up(query)
+        asked = (query, cursor, count, position)
+        if (kept := self._kept_page(asked)) is not None:
+            return kept
+        if asks_index:
+            await self._index_caught_up()
+            if (kept := self._kept_page(asked)) is not None:  # its commit moved the mark
+                return kept
+        mark = self._pages_at
         if _bounded(query, count):
-            return self._reader.snapshot(read)
-        return await self._readers.run(read)
+            page, indexed = self._reader.snapshot(read)
+        else:
+            page, indexed = await self._readers.run(read)
+        # Kept as of the mark taken before its snapshot began, so that it holds every write
+        # committed by then: not once another request found a newer mark, nor with writes
+        # the index did not have yet, nor without the count asked for (past its budget).
+        counted = count is None or page.total is not None
+        if mark is not None and mark == self._pages_at and indexed and counted:
+            if len(self._pages) >= PAGES_KEPT:
+                self._pages.clear()
+            self._pages[asked] = page
+        return page
+
+    def _kept_page(self, asked: Hashable) -> Page[Produto, Position] | None:
+        """The page kept for `asked`, if nothing was committed since it was read; else none,
+        and every page kept forgotten."""
+        mark = self._changes.mark()
+        if mark is not None and mark == self._pages_at:
+            return self._pages.get(asked)
+        self._pages.clear()
+        self._pages_at = mark
+        return None
 
     async def export(
         self, query: Query, chunk: int = paging.EXPORT_CHUNK
     ) -> AsyncGenerator[list[Produto], None]:
-        await self._index_caught_up(query)
+        if _asks_index(query):
+            await self._index_caught_up()
         reader, thread = self._readers.own()
         loop = asyncio.get_running_loop()
         try:
@@ -218,10 +260,10 @@ class SQLiteSearch:
             thread.submit(reader.connection.close)  # after a chunk still being read, if any
             thread.shutdown(wait=False)
 
-    async def _index_caught_up(self, query: Query) -> None:
+    async def _index_caught_up(self) -> None:
         """Before a search that asks the index, what the writes committed so far queued for it
         is moved in (by the writer: only it may write)."""
-        if _asks_index(query) and self._reader.read(PENDING)[0][0]:
+        if self._reader.read(PENDING)[0][0]:
             await self._writer.submit(index_pending)
 
 
