@@ -3,7 +3,10 @@ allow-list, cross-site writes, security headers."""
 
 import asyncio
 import dataclasses
+import http.client
+import json
 import socket
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -134,6 +137,51 @@ class TestBodyLimit:
         asyncio.run(create_app(settings)(scope, receive, send))  # type: ignore[arg-type]
         assert sent[0]["status"] == 413
         assert received == []
+
+    def test_a_body_with_all_its_declared_length_is_whole_without_waiting_for_its_end(
+        self, settings: Settings, db: Database
+    ) -> None:
+        """Granian sends a body's end as a message of its own: not waited for once the body has
+        its Content-Length. A body without one is read to its end, as before."""
+        body = b"produto.nome=Caneca&produto.preco=30"
+        sent: list[dict[str, object]] = []
+
+        messages = iter([{"type": "http.request", "body": body, "more_body": True}])
+
+        async def receive() -> dict[str, object]:
+            message = next(messages, None)
+            if message is None:
+                await asyncio.Event().wait()  # the body's end, never sent
+            assert message is not None
+            return message
+
+        async def send(message: dict[str, object]) -> None:
+            sent.append(message)
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/produtos",
+            "raw_path": b"/produtos",
+            "query_string": b"",
+            "root_path": "",
+            "scheme": "http",
+            "http_version": "1.1",
+            "headers": [
+                (b"host", b"testserver"),
+                (b"content-length", b"%d" % len(body)),
+                (b"content-type", b"application/x-www-form-urlencoded"),
+            ],
+        }
+
+        async def answered() -> None:
+            app = create_app(settings)
+            async with app.router.lifespan_context(app):
+                await asyncio.wait_for(app(scope, receive, send), 10)  # type: ignore[arg-type]
+
+        asyncio.run(answered())
+        assert sent[0]["status"] == 303
+        assert stored_names(db) == ["Caneca"]
 
     def test_a_chunked_body_over_the_limit_is_413_too(
         self, client: TestClient, db: Database
@@ -391,6 +439,30 @@ class TestOverTheWire:
         assert answer.status == 408
         assert 6 * BODY_TIMEOUT_S <= answer.seconds < 15 * BODY_TIMEOUT_S
         assert count_products(db) == 0
+
+    def test_writes_one_after_another_on_one_connection_are_each_answered(
+        self, server: str, db: Database
+    ) -> None:
+        """A body read by its Content-Length leaves the connection ready for the next request,
+        with or without a body of its own."""
+        host, port = address(server)
+        connection = http.client.HTTPConnection(host, port, timeout=10)
+        try:
+            for nome in ("Caneca", "Caneta", "Lápis"):
+                body = urllib.parse.urlencode({"produto.nome": nome, "produto.preco": "2,50"})
+                connection.request("POST", "/produtos", body, URLENCODED)
+                answer = connection.getresponse()
+                answer.read()
+                assert answer.status == 303
+            connection.request("GET", "/produtos", headers=JSON)
+            listed = connection.getresponse()
+            assert [p["nome"] for p in json.loads(listed.read())["produtos"]] == [
+                "Lápis",
+                "Caneta",
+                "Caneca",
+            ]
+        finally:
+            connection.close()
 
     def test_broken_chunked_framing_is_400_and_writes_nothing(
         self, server: str, db: Database
