@@ -210,6 +210,11 @@ class Pages:
             self._size -= kept.popitem(last=False)[1][1]
         return page
 
+    def forget(self, key: Hashable) -> None:
+        found = self._kept.pop(key, None)
+        if found is not None:
+            self._size -= found[1]
+
 
 def _text_bytes(key: Hashable) -> int:
     parts = key if isinstance(key, tuple) else (key,)

@@ -2,13 +2,16 @@
 read shows what is stored now, to whoever is asking now, through HTTP on the real app and a
 real database."""
 
+import gc
 import re
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
+from catalogo.resources import list_pages
 from tests.databases import Database
-from tests.helpers import JSON, add_user, create_via_form, sign_in
+from tests.helpers import JSON, ONLY_SQLITE, add_user, create_via_form, sign_in
 from tests.resources.test_contas import as_browser, second_browser
 
 
@@ -134,3 +137,23 @@ class TestTheListPageKept:
         assert "Caneta" in signed_out
         ended = client.get("/produtos", headers=as_browser("x" * 43)).text
         assert "maria" not in ended and "joao" not in ended
+
+    @ONLY_SQLITE  # the store that keeps pages of products
+    def test_pages_made_of_a_page_of_products_go_with_it(
+        self, client: TestClient, db: Database
+    ) -> None:
+        """What a list page is kept by is the page of products the store gave: once the store
+        lets it go (here, after a write), nothing made of it stays."""
+        create_via_form(client, db, "Caneta")
+        gc.collect()
+        before = set(list_pages._PAGES._kept)  # other tests' pages, going as their apps go
+        _seen(client)
+        _seen(client, "/produtos?ordem=nome")
+        made: set[Any] = set(list_pages._PAGES._kept) - before
+        assert len(made) == 2
+        create_via_form(client, db, "Lápis")
+        _seen(client)
+        gc.collect()
+        by_name = next(key for key in made if key[1] == b"ordem=nome")  # not asked again
+        assert by_name not in list_pages._PAGES._kept
+        assert len(set(list_pages._PAGES._kept) - before) == 1  # the first page, made anew

@@ -167,6 +167,22 @@ class TestPages:
             show(n)
         assert made == [1, 2, 3, 4, 2]
 
+    def test_a_page_forgotten_is_made_again_and_its_bytes_are_free_for_others(self) -> None:
+        pages = templating.Pages(2 * (100 + templating.Pages.ENTRY_BYTES))
+        made: list[int] = []
+
+        def show(n: int) -> None:
+            pages.get(n, lambda: made.append(n) or b"x" * 100)  # type: ignore[func-returns-value]
+
+        show(1)
+        show(2)
+        pages.forget(1)
+        pages.forget(7)  # never kept: nothing to do
+        show(3)  # fits beside 2 now
+        show(2)
+        show(1)
+        assert made == [1, 2, 3, 1]
+
 
 # Who may look at an edit page, as access.py notes them: no accounts; anonymous where there are;
 # an editor, a reader; a browser whose session ended.

@@ -1,6 +1,7 @@
 """What a browser is shown of the catalog: the list page, with its search form, its columns
 and its pages, each product a row."""
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -14,7 +15,7 @@ from catalogo import templating
 from catalogo.identity import Visitor, visitor
 from catalogo.listing import LIST_PATH, Listing, ListingError
 from catalogo.precos import format_preco, preco_for_input
-from catalogo.produtos import Produto, every_value
+from catalogo.produtos import Produto
 from catalogo.resources import VARY, notices, shared_of
 from catalogo.search import END, Ordem, Position
 from catalogo.storage.paging import COUNT_CAP, Cursor, Page
@@ -116,27 +117,21 @@ def list_page(
         context = _listed(found, who, most)
         return notices.with_notice(request, "produtos/lista.html", headers or {}, **context)
     page = found.page
-    key = (
-        request.scope["query_string"],
-        who,
-        most,
-        page.total,
-        page.before,
-        page.next,
-        page.prev,
-        *map(every_value, page.items),
-    )
-    made = templating.load()
-    body = _PAGES.get(
-        key, lambda: made.page("produtos/lista.html", aviso=None, **_listed(found, who, most))
-    )
-    return HTMLResponse(body, headers=headers)
+    key = (id(page), request.scope["query_string"], who, most)
+
+    def make() -> bytes:
+        weakref.finalize(page, _PAGES.forget, key)
+        return templating.load().page(
+            "produtos/lista.html", aviso=None, **_listed(found, who, most)
+        )
+
+    return HTMLResponse(_PAGES.get(key, make), headers=headers)
 
 
-# Whole list pages as a visitor with no notice to see is shown them (templating.Pages), by
-# everything they show: the query string (the listing and its links), the visitor, and the page
-# (its products, every value of each, its count and its cursors). The first page is asked far
-# more often than the catalog changes.
+# Whole list pages as a visitor with no notice to see is shown them (templating.Pages), by the
+# page of products they show, the query string (the listing and its links) and the visitor. A
+# page of products is kept by the store while nothing changes (SQLite's: sqlite_search.py), and
+# frozen: what is made of it is kept as long as it lives, and forgotten when it goes.
 _PAGES = templating.Pages(4 * 1024 * 1024)
 
 
