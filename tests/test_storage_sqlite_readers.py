@@ -13,7 +13,7 @@ from catalogo.search import Position, Query, terms
 from catalogo.settings import Settings
 from catalogo.storage import QueryTimeout, StorageUnavailable, open_storage
 from catalogo.storage.paging import Cursor, Page
-from catalogo.storage.sqlite_readers import THREADS
+from catalogo.storage.sqlite_readers import THREAD_CACHE_KIB, THREADS, Reader, Readers
 from tests.databases import Database
 from tests.helpers import BUDGET_MS, EVERYWHERE, JSON, big_catalog
 from tests.processes import catalogo, http_client, serving
@@ -67,3 +67,26 @@ def test_a_read_that_waited_its_budget_for_a_reader_thread_is_not_begun(
 
     outcomes = [type(outcome) for outcome in asyncio.run(crowd())]
     assert set(outcomes) == {QueryTimeout, StorageUnavailable}, outcomes
+
+
+def test_a_reader_thread_keeps_a_small_page_cache_of_its_own(
+    tmp_path: Path, sqlite_template: str
+) -> None:
+    """Its reads walk more of the file than any cache holds; the event loop's reader, whose
+    reads by id come back to the same pages, keeps SQLite's default."""
+    path = tmp_path / "catalogo.db"
+    shutil.copy(sqlite_template.removeprefix("sqlite:///"), path)
+    readers = Readers(str(path), 5000, 5000)
+
+    async def sizes() -> tuple[int, int]:
+        threaded = await readers.run(lambda reader: reader.read("PRAGMA cache_size")[0][0])
+        loop = Reader(str(path), 5000, 5000)
+        try:
+            return threaded, loop.read("PRAGMA cache_size")[0][0]
+        finally:
+            loop.connection.close()
+
+    try:
+        assert asyncio.run(sizes()) == (-THREAD_CACHE_KIB, -2000)
+    finally:
+        readers.close()

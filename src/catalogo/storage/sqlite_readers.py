@@ -37,6 +37,11 @@ from catalogo.storage.sqlite_writer import connect, unavailable
 T = TypeVar("T")
 PROGRESS_STEPS = 20_000
 THREADS = 2  # per worker: reads beyond these wait their turn, the loop never does
+# A reader thread's own page cache (SQLite's default: 2,000 KiB). Its reads walk far more of the
+# file than any cache holds, and the kernel's keeps the file anyway: at 1,000,000 products,
+# searches at random took each thread's cache to its full size, 7 MB of a worker's memory in
+# all, and answered as many a second with 256 KiB (docs/performance.md).
+THREAD_CACHE_KIB = 256
 NICENESS = 10
 
 
@@ -78,7 +83,12 @@ class Readers:
     """The reader threads of one worker, each opening its connection on its first read."""
 
     def __init__(self, path: str, lock_timeout_ms: int, query_timeout_ms: int) -> None:
-        self._open: Callable[[], Reader] = lambda: Reader(path, lock_timeout_ms, query_timeout_ms)
+        def opened() -> Reader:
+            reader = Reader(path, lock_timeout_ms, query_timeout_ms)
+            reader.connection.execute(f"PRAGMA cache_size=-{THREAD_CACHE_KIB}")
+            return reader
+
+        self._open = opened
         self._patience_s = query_timeout_ms / 1000
         self._running = 0  # reads handed to the threads and not yet done (the loop counts)
         self._own = threading.local()
