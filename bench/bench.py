@@ -357,9 +357,12 @@ def run_size(
     workdir: Path,
     others: Sequence[Revision] = (),
     signed: bool = False,
+    only: Sequence[str] = (),
 ) -> SizeRun:
-    """`signed`: --mode writes (see the module's docstring)."""
+    """`signed`: --mode writes (see the module's docstring); `only`: the cases whose names hold
+    one of these (all: none given)."""
     cases = [*CASES, *(SIGNED_CASES if signed else ())]
+    cases = [c for c in cases if not only or any(part in c.name for part in only)]
     env = seeded(f"sqlite:///{workdir / f'catalogo-{n}.db'}", n)
     token = with_a_user(env, CATALOGO) if signed else None
 
@@ -623,7 +626,7 @@ def table(
     lines += ["", "| N | worker peak RSS (MB) |", "|---:|---:|"]
     lines += [f"| {n:,} | {run.rss:.0f} |" for n, run in all_results.items()]
     sizes = sorted(all_results)
-    if len(sizes) > 1:
+    if len(sizes) > 1 and all(CASES[2].name in all_results[s].results for s in sizes):
         deep = CASES[2].name
         small, large = (
             statistics.median(all_results[s].results[deep].rps) for s in (sizes[0], sizes[-1])
@@ -671,6 +674,12 @@ def main() -> None:
         "JSON writes with a token, and the reads signed in as two more cases",
     )
     parser.add_argument(
+        "--only",
+        metavar="PARTS",
+        help="only the cases whose names hold one of these comma-separated parts "
+        "(--only update,create), for a quick A/B of a change",
+    )
+    parser.add_argument(
         "--against",
         metavar="REV",
         help="also run every case on git revision REV, the issue's start (its own worktree and "
@@ -708,13 +717,16 @@ def main() -> None:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="catalogo-bench-")))
         others = [stack.enter_context(installed(name, c)) for name, c in wanted.items()]
         signed = args.mode == "writes"
+        only = [part for part in (args.only or "").split(",") if part]
+        if only:
+            notes.append(f"--only {args.only}: the other cases were not run.")
         if signed:
             notes.append(
                 "--mode writes: a user in each catalog that can have one (the baseline cannot: "
                 "it runs anonymously); form writes with a session, JSON writes with a token."
             )
         results = {
-            n: run_size(n, args.rounds, args.seconds, workdir, others, signed) for n in sizes
+            n: run_size(n, args.rounds, args.seconds, workdir, others, signed, only) for n in sizes
         }
         backends: dict[int, Compared] = {}
         if not args.no_postgresql:

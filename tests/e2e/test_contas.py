@@ -203,6 +203,42 @@ def test_a_page_kept_by_the_browser_is_never_shown_to_the_next_person(
     expect(page.get_by_role("button", name="Salvar")).to_have_count(0)
 
 
+def test_a_list_kept_by_the_worker_is_never_shown_to_the_next_person(
+    page: Page, staffed: str, look: Look
+) -> None:
+    """The worker keeps list pages whole, and the browser's cache is on: each visitor, before,
+    during and after a session, is shown their own list, and a write's notice once."""
+    nome = unique("Caneca da lista guardada")
+    page.goto(f"{staffed}/produtos")
+    page.reload()
+    expect(page.get_by_role("link", name="Entrar", exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name="Aplicar aos selecionados")).to_have_count(0)
+    look(page, "list-kept-anonymous")
+    page.get_by_role("link", name="Entrar", exact=True).click()
+    sign_in(page, "maria")
+    expect(page).to_have_url(f"{staffed}/produtos")
+    expect(page.get_by_role("link", name="maria (admin)")).to_be_visible()
+    expect(page.get_by_role("button", name="Aplicar aos selecionados")).to_be_visible()
+    page.get_by_role("link", name="Novo produto").click()
+    page.get_by_label("Nome").fill(nome)
+    page.get_by_label("Preço").fill("12,50")
+    page.get_by_role("button", name="Adicionar").click()
+    expect(page.get_by_role("status")).to_have_text(f"Produto «{nome}» adicionado.")
+    page.reload()
+    expect(page.get_by_role("status")).to_have_count(0)
+    expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
+    look(page, "list-kept-signed-in")
+    page.get_by_role("button", name="Sair").click()
+    expect(page).to_have_url(f"{staffed}/entrar")
+    page.go_back()
+    expect(page.get_by_role("link", name="maria (admin)")).to_have_count(0)
+    page.goto(f"{staffed}/produtos")
+    expect(page.get_by_role("link", name="Entrar", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="maria (admin)")).to_have_count(0)
+    expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name="Aplicar aos selecionados")).to_have_count(0)
+
+
 def end_sessions(database: str) -> None:
     """Every session ends now, as one does after CATALOGO_SESSAO_HORAS."""
     with sqlite3.connect(database.removeprefix("sqlite:///")) as connection:
