@@ -1,6 +1,7 @@
 """The URL surface: every (method, path) pair answers with the status and Allow that
 docs/behaviour.md lists, and no request at all gets a 500."""
 
+import gc
 import re
 import urllib.parse
 
@@ -11,8 +12,10 @@ from hypothesis import strategies as st
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from catalogo.app import GC_THRESHOLDS, create_app
 from catalogo.produtos import ID_MAXIMO, numbers_up_to
 from catalogo.resources import Resource
+from catalogo.settings import Settings
 from tests.databases import Database
 from tests.helpers import (
     create_via_form,
@@ -184,6 +187,16 @@ def test_no_page_loads_anything_from_another_host(client: TestClient, db: Databa
     for path in ("/produtos", "/produtos/novo", f"/produtos/{id}", "/produtos/999"):
         html = client.get(path).text
         assert "http://" not in html and "https://" not in html and 'src="//' not in html
+
+
+def test_while_an_app_serves_the_collector_runs_at_its_thresholds_then_as_it_was(
+    settings: Settings,
+) -> None:
+    before = gc.get_threshold()
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/healthz").status_code == 200
+        assert gc.get_threshold() == GC_THRESHOLDS
+    assert gc.get_threshold() == before
 
 
 @given(st.integers(min_value=-10, max_value=2**64), st.booleans())
