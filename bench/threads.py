@@ -4,7 +4,9 @@ I/O thread (tokio-rt-worker) and the rest, as the kernel counts them (user and s
     .venv/bin/python bench/threads.py update                   # this code, one worker pinned
     .venv/bin/python bench/threads.py "edit page \\`,update" --catalogo /other/.venv/bin/catalogo
 
-A case is named by a part of bench/run's case names. The catalog is bench/run's (N = 10,000, a
+A case is named by a part of bench/run's case names. Python 3.11 gives its threads no names the
+kernel knows: a worker's event loop is its main thread, marked so; SQLite's writer is the one
+whose time grows with writes. The catalog is bench/run's (N = 10,000, a
 user in it: writes carry the session or the token as in --mode writes). One worker pinned to
 core 0 and wrk on core 1, as in bench/run; each case runs for a warm-up, then SECONDS while the
 threads' times are read from /proc before and after. Everything shares one core, so a thread's
@@ -48,6 +50,8 @@ def times(server: int) -> Times:
         if str(server) not in (process, parent):
             continue
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if task.parts[4] == process:  # a process's first thread: in a worker, the event loop
+            name += " (main)"
         fields = stat.rsplit(")", 1)[1].split()
         found[task.parts[4]] = (name, int(fields[11]), int(fields[12]))
     return found
@@ -88,7 +92,7 @@ def main() -> None:
                         for now, then in zip((user, system), before[thread][1:], strict=True)
                     ]
                     if sum(spent) >= 0.5:
-                        print(f"  {name:18} user {spent[0]:6.1f}  system {spent[1]:6.1f}")
+                        print(f"  {name:22} user {spent[0]:6.1f}  system {spent[1]:6.1f}")
         finally:
             stop(server)
 
