@@ -98,6 +98,25 @@ class TestMethodOverride:
         assert response.headers["allow"] == "GET, HEAD, POST, OPTIONS"
 
 
+def _form_post(length: bytes) -> dict[str, object]:
+    """A form's POST to /produtos as a server hands it to the app, declaring `length`."""
+    return {
+        "type": "http",
+        "method": "POST",
+        "path": "/produtos",
+        "raw_path": b"/produtos",
+        "query_string": b"",
+        "root_path": "",
+        "scheme": "http",
+        "http_version": "1.1",
+        "headers": [
+            (b"host", b"testserver"),
+            (b"content-length", length),
+            (b"content-type", b"application/x-www-form-urlencoded"),
+        ],
+    }
+
+
 class TestBodyLimit:
     def test_a_body_over_the_limit_is_413(self, client: TestClient, db: Database) -> None:
         body = b"produto.nome=x&produto.preco=1&produto.descricao=" + b"a" * (1024 * 1024)
@@ -119,21 +138,7 @@ class TestBodyLimit:
         async def send(message: dict[str, object]) -> None:
             sent.append(message)
 
-        scope = {
-            "type": "http",
-            "method": "POST",
-            "path": "/produtos",
-            "raw_path": b"/produtos",
-            "query_string": b"",
-            "root_path": "",
-            "scheme": "http",
-            "http_version": "1.1",
-            "headers": [
-                (b"host", b"testserver"),
-                (b"content-length", b"2000000"),
-                (b"content-type", b"application/x-www-form-urlencoded"),
-            ],
-        }
+        scope = _form_post(b"2000000")
         asyncio.run(create_app(settings)(scope, receive, send))  # type: ignore[arg-type]
         assert sent[0]["status"] == 413
         assert received == []
@@ -158,21 +163,7 @@ class TestBodyLimit:
         async def send(message: dict[str, object]) -> None:
             sent.append(message)
 
-        scope = {
-            "type": "http",
-            "method": "POST",
-            "path": "/produtos",
-            "raw_path": b"/produtos",
-            "query_string": b"",
-            "root_path": "",
-            "scheme": "http",
-            "http_version": "1.1",
-            "headers": [
-                (b"host", b"testserver"),
-                (b"content-length", b"%d" % len(body)),
-                (b"content-type", b"application/x-www-form-urlencoded"),
-            ],
-        }
+        scope = _form_post(b"%d" % len(body))
 
         async def answered() -> None:
             app = create_app(settings)
