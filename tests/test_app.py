@@ -3,6 +3,8 @@ docs/behaviour.md lists, and no request at all gets a 500."""
 
 import gc
 import re
+import subprocess
+import sys
 import urllib.parse
 
 import pytest
@@ -197,6 +199,18 @@ def test_while_an_app_serves_the_collector_runs_at_its_thresholds_then_as_it_was
         assert client.get("/healthz").status_code == 200
         assert gc.get_threshold() == GC_THRESHOLDS
     assert gc.get_threshold() == before
+
+
+def test_a_worker_loads_the_spreadsheet_libraries_only_when_a_spreadsheet_comes() -> None:
+    """openpyxl and XlsxWriter are 27 MB of a worker's memory that most never use."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, catalogo.app; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "'openpyxl'" not in loaded and "'xlsxwriter'" not in loaded
+    assert "'catalogo.exports'" in loaded and "'catalogo.importing'" in loaded
 
 
 @given(st.integers(min_value=-10, max_value=2**64), st.booleans())

@@ -20,8 +20,6 @@ import time
 from collections.abc import Iterable
 from typing import Any, Literal
 
-import xlsxwriter
-
 from catalogo.produtos import Produto, as_datetime
 
 Format = Literal["csv", "rfc4180", "xlsx"]
@@ -106,6 +104,8 @@ class Workbook:
         self._rows = rows or SHEET_ROWS
         handle, self.path = tempfile.mkstemp(prefix="catalogo-", suffix=".xlsx")
         os.close(handle)
+        import xlsxwriter  # at the first export, not at start: 12 MB of every worker's memory
+
         self._book = xlsxwriter.Workbook(
             self.path,
             {

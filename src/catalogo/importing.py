@@ -21,8 +21,6 @@ from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-import openpyxl
-
 from catalogo import text
 from catalogo.exports import COLUMNS
 from catalogo.produtos import parse_id
@@ -130,6 +128,8 @@ def _sheet(data: bytes) -> Iterator[list[str]]:
     """A file that is a zip but no workbook (or a broken one) fails in openpyxl, zipfile or
     the XML parser, each with errors of its own, when opened or later, as its rows are read:
     all of them mean the same to the person who sent it."""
+    import openpyxl  # at the first spreadsheet sent, not at start: 15 MB of every worker's memory
+
     try:
         book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except Exception as error:
