@@ -48,8 +48,17 @@ NICENESS = 10
 class Reader:
     """One read connection whose every statement has the time budget."""
 
-    def __init__(self, path: str, lock_timeout_ms: int, query_timeout_ms: int) -> None:
+    def __init__(
+        self,
+        path: str,
+        lock_timeout_ms: int,
+        query_timeout_ms: int,
+        cache_kib: int | None = None,
+    ) -> None:
+        """`cache_kib`: its page cache, if not SQLite's default."""
         self.connection = connect(path, lock_timeout_ms, check_same_thread=False)
+        if cache_kib is not None:
+            self.connection.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
         self.counts = paging.Counts()
         self._budget_s = query_timeout_ms / 1000
         self._deadline = math.inf
@@ -83,12 +92,9 @@ class Readers:
     """The reader threads of one worker, each opening its connection on its first read."""
 
     def __init__(self, path: str, lock_timeout_ms: int, query_timeout_ms: int) -> None:
-        def opened() -> Reader:
-            reader = Reader(path, lock_timeout_ms, query_timeout_ms)
-            reader.connection.execute(f"PRAGMA cache_size=-{THREAD_CACHE_KIB}")
-            return reader
-
-        self._open = opened
+        self._open: Callable[[], Reader] = lambda: Reader(
+            path, lock_timeout_ms, query_timeout_ms, THREAD_CACHE_KIB
+        )
         self._patience_s = query_timeout_ms / 1000
         self._running = 0  # reads handed to the threads and not yet done (the loop counts)
         self._own = threading.local()
