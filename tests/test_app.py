@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import urllib.parse
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given
@@ -20,7 +21,9 @@ from catalogo.resources import Resource
 from catalogo.settings import Settings
 from tests.databases import Database
 from tests.helpers import (
+    ONLY_SQLITE,
     create_via_form,
+    post_form,
 )
 
 # The Allow header of each kind of path: the collection, the new-product form, one product.
@@ -211,6 +214,34 @@ def test_a_worker_loads_the_spreadsheet_libraries_only_when_a_spreadsheet_comes(
     ).stdout
     assert "'openpyxl'" not in loaded and "'xlsxwriter'" not in loaded
     assert "'catalogo.exports'" in loaded and "'catalogo.importing'" in loaded
+
+
+@ONLY_SQLITE
+def test_a_worker_on_a_current_database_never_loads_the_migration_libraries(
+    settings: Settings,
+) -> None:
+    """Alembic and SQLAlchemy are some 30 MB of a worker's memory, there only to migrate."""
+    serve_once = (
+        "import sys; from starlette.testclient import TestClient; "
+        "from catalogo.app import create_app; from catalogo.settings import Settings; "
+        f"client = TestClient(create_app(Settings(database_url={settings.database_url!r}))); "
+        "client.__enter__(); client.get('/produtos/1'); "
+        "print(sorted(name.split('.')[0] for name in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", serve_once], capture_output=True, text=True, check=True
+    ).stdout
+    assert "'alembic'" not in loaded and "'sqlalchemy'" not in loaded
+    assert "'catalogo'" in loaded
+
+
+def test_an_app_on_a_new_sqlite_file_migrates_it_itself(tmp_path: Path) -> None:
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path}/novo/catalogo.db", allowed_hosts=("testserver",)
+    )
+    with TestClient(create_app(settings), follow_redirects=False) as client:
+        assert client.get("/readyz").status_code == 200
+        assert post_form(client, "Caneta", "2,50").status_code == 303
 
 
 @given(st.integers(min_value=-10, max_value=2**64), st.booleans())

@@ -9,6 +9,7 @@ import resource
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -165,6 +166,21 @@ def test_migrate_creates_the_schema_and_exits(empty_database: str) -> None:
 def test_serve_migrates_a_new_sqlite_file_itself(empty_database: str, tmp_path: Path) -> None:
     with serving(empty_database, tmp_path) as (base, _):
         assert fetch("GET", f"{base}/readyz").status_code == 200
+
+
+def test_a_command_on_a_new_sqlite_file_migrates_it_in_a_process_apart(tmp_path: Path) -> None:
+    """So that `catalogo serve` forks workers that carry no Alembic (tests/test_app.py)."""
+    seed_and_tell = (
+        "import sys; from catalogo.cli import main; main(['seed', '2']); "
+        "print(sorted(name.split('.')[0] for name in sys.modules))"
+    )
+    env = {**os.environ, "CATALOGO_DATABASE_URL": f"sqlite:///{tmp_path}/novo.db"}
+    result = subprocess.run(
+        [sys.executable, "-c", seed_and_tell], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("catalogo: 2 produtos adicionados\n")
+    assert "'catalogo'" in result.stdout and "'alembic'" not in result.stdout
 
 
 @ONLY_POSTGRESQL

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
 
 from catalogo import migrations
@@ -45,6 +46,12 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
     ]
     assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0015",)]
     db.close()
+
+
+def test_the_head_a_worker_compares_with_is_alembics_newest_revision() -> None:
+    config = Config()
+    config.set_main_option("script_location", "catalogo:migrations")
+    assert ScriptDirectory.from_config(config).get_current_head() == migrations.HEAD
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])

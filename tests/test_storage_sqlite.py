@@ -5,10 +5,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
+from catalogo import migrations
 from catalogo.accounts import NewSession, NewToken, UserChange
 from catalogo.history import CLI
 from catalogo.search import Query, terms, trigrams
@@ -501,3 +503,14 @@ def test_a_failing_database_answers_unavailable_and_the_writer_goes_on(
 
     run(settings, test)
     assert [r[0] for r in db.execute("SELECT nome FROM produtos")] == ["depois"]
+
+
+def test_the_schema_version_of_a_file_is_read_without_making_one(empty_database: str) -> None:
+    settings = Settings(database_url=empty_database)
+    path = Path(settings.sqlite_path)
+    assert sqlite.schema_version_of(str(path)) is None
+    assert not path.exists()
+    sqlite3.connect(path).close()
+    assert sqlite.schema_version_of(str(path)) is None  # there, never migrated
+    migrations.upgrade(settings)
+    assert sqlite.schema_version_of(str(path)) == migrations.HEAD

@@ -20,6 +20,7 @@ from catalogo import error_responses, logs, migrations, openapi
 from catalogo.access import Access
 from catalogo.accounts import Passwords
 from catalogo.guard import SECURITY_HEADERS, Guard
+from catalogo.migrations import HEAD
 from catalogo.outermost import Handlers, LastResort, Outermost
 from catalogo.produtos import ID_PATTERN
 from catalogo.resources import Shared
@@ -63,6 +64,7 @@ from catalogo.resources.produtos import (
 )
 from catalogo.settings import Settings
 from catalogo.storage import Instruments, open_storage
+from catalogo.storage.sqlite import schema_version_of
 
 GC_THRESHOLDS = (20_000, 20, 20)  # the collector's, while an app serves (the lifespan's comment)
 
@@ -228,7 +230,7 @@ def create_app(settings: Settings | None = None) -> Catalogo:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         thresholds = gc.get_threshold()
-        if settings.database == "sqlite":
+        if settings.database == "sqlite" and schema_version_of(settings.sqlite_path) != HEAD:
             migrations.upgrade(settings)  # SQLite migrates itself, for the one-command start
         storage = await open_storage(settings, instruments)
         try:
@@ -237,7 +239,7 @@ def create_app(settings: Settings | None = None) -> Catalogo:
             app.shared = Shared(
                 settings,
                 storage,
-                migrations.head(),
+                HEAD,
                 Access(settings, storage),
                 Passwords(),
                 description,

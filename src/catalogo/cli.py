@@ -27,6 +27,7 @@ from catalogo.exports import TooManyRows
 from catalogo.importing import ImportRefused
 from catalogo.imports import Moved
 from catalogo.listing import ListingError
+from catalogo.migrations import HEAD
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
 from catalogo.storage import (
     QueryTimeout,
@@ -36,6 +37,7 @@ from catalogo.storage import (
     UserExists,
     open_storage,
 )
+from catalogo.storage.sqlite import schema_version_of
 
 T = TypeVar("T")
 
@@ -158,8 +160,10 @@ def main(argv: list[str] | None = None) -> None:
     except SettingsError as error:
         sys.exit(f"catalogo: {error}")
     try:
-        if args.command == "migrate" or settings.database == "sqlite":
-            migrations.upgrade(settings)  # once here, so that workers start on a current schema
+        if args.command == "migrate":
+            migrations.upgrade(settings)
+        elif settings.database == "sqlite" and schema_version_of(settings.sqlite_path) != HEAD:
+            migrations.upgrade_apart(settings)  # here, so that workers start on a current schema
         if args.command == "serve":
             if not _with(settings, may_listen(settings, args.host)):
                 sys.exit(

@@ -1,54 +1,32 @@
 """Schema migrations (Alembic), shipped inside the package so `catalogo migrate` needs no files.
 
-Every migration of one run happens in one transaction that first takes a lock, so that two
-processes migrating one database at once take turns instead of both creating the tables:
-SQLite's `BEGIN IMMEDIATE`, PostgreSQL's advisory lock. PostgreSQL is migrated through
-asyncpg, the driver the app uses, so that both read the URL the same way.
+A worker only compares its database with `HEAD`; the migrating itself is alembic_run.py's,
+imported by the processes that migrate.
 """
 
-import asyncio
-import functools
-import sqlite3
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
-
-import asyncpg
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, create_engine, event
-from sqlalchemy.ext.asyncio import create_async_engine
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 
 from catalogo.settings import Settings
 from catalogo.storage import Storage
 
-MIGRATION_LOCK = 0x636174616C6F676F  # "catalogo": the advisory lock every migrate run takes
+# The revision a current schema is at: what a worker and /readyz compare the database with.
+# Written here rather than asked of Alembic, so that a worker never loads it; a test keeps it
+# Alembic's head.
+HEAD = "0015"
 
 
 class SchemaOutdated(Exception):
     """The database's schema is not the one this code needs; the message says what to do."""
 
 
-def _config() -> Config:
-    config = Config()
-    config.set_main_option("script_location", "catalogo:migrations")
-    return config
-
-
-@functools.cache  # the scripts ship in the package: they cannot change while it runs
-def head() -> str | None:
-    """The revision a current schema is at: what /readyz compares the database with."""
-    return ScriptDirectory.from_config(_config()).get_current_head()
-
-
 async def require_current(storage: Storage) -> None:
-    """Refuses a database that is not at `head()`: PostgreSQL is migrated only on request."""
-    current, expected = await storage.schema_version(), head()
-    if current != expected:
+    """Refuses a database that is not at `HEAD`: PostgreSQL is migrated only on request."""
+    current = await storage.schema_version()
+    if current != HEAD:
         found = f"na revisão {current}" if current else "vazio"
         raise SchemaOutdated(
-            f"o esquema do banco está {found}, esta versão do catalogo precisa da {expected}: "
+            f"o esquema do banco está {found}, esta versão do catalogo precisa da {HEAD}: "
             "rode `catalogo migrate` antes"
         )
 
@@ -56,45 +34,13 @@ async def require_current(storage: Storage) -> None:
 def upgrade(settings: Settings, revision: str = "head") -> None:
     """Brings the schema to `revision` (tests name older ones). Not from inside an event loop:
     it runs one of its own."""
-    migrate = functools.partial(_migrate, revision=revision)
-    if settings.database == "postgresql":
-        asyncio.run(_upgrade_postgresql(settings.database_url, migrate))
-    else:
-        _upgrade_sqlite(settings.sqlite_path, migrate)
+    from catalogo.migrations import alembic_run  # here, not at start: see alembic_run's docstring
+
+    alembic_run.upgrade(settings, revision)
 
 
-def _migrate(connection: Connection, revision: str) -> None:
-    config = _config()
-    config.attributes["connection"] = connection
-    command.upgrade(config, revision)
-
-
-def _upgrade_sqlite(path: str, migrate: Callable[[Connection], None]) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(path, timeout=30))
-
-    @event.listens_for(engine, "connect")
-    def _leave_transactions_to_us(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None
-
-    @event.listens_for(engine, "begin")
-    def _lock_for_writing(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
-
-    try:
-        with engine.begin() as connection:
-            migrate(connection)
-    finally:
-        engine.dispose()
-
-
-async def _upgrade_postgresql(url: str, migrate: Callable[[Connection], None]) -> None:
-    engine = create_async_engine(
-        "postgresql+asyncpg://", async_creator=functools.partial(asyncpg.connect, url)
-    )
-    try:
-        async with engine.begin() as connection:
-            await connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
-            await connection.run_sync(migrate)
-    finally:
-        await engine.dispose()
+def upgrade_apart(settings: Settings) -> None:
+    """`upgrade` to the head in a process of its own: `catalogo serve` forks its workers from
+    this one, and each would carry Alembic's memory."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
+        child.submit(upgrade, settings).result()

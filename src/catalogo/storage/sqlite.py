@@ -8,10 +8,12 @@ ids in the order they commit.
 """
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from catalogo import storage
@@ -45,6 +47,24 @@ T = TypeVar("T")
 # products, 10,000 took a worker at a million products to 151.6 MB (docs/performance.md).
 ROWS_KEPT = 10_000
 _UNREAD: Any = object()
+
+
+_MIGRATED = "SELECT 1 FROM sqlite_master WHERE name = 'alembic_version'"
+_SCHEMA_VERSION = "SELECT version_num FROM alembic_version"
+
+
+def schema_version_of(path: str) -> str | None:
+    """The revision the file at `path` is at (None: not there, or never migrated), read
+    before a store is opened on it, so that a worker on a current file never loads Alembic."""
+    try:
+        uri = Path(path).resolve().as_uri() + "?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
+            if not connection.execute(_MIGRATED).fetchall():
+                return None
+            rows = connection.execute(_SCHEMA_VERSION).fetchall()
+    except sqlite3.OperationalError:  # not there (or locked by a migration: it waits for it)
+        return None
+    return str(rows[0][0]) if rows else None
 
 
 class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
@@ -228,9 +248,9 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
         )
 
     async def schema_version(self) -> str | None:
-        if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'alembic_version'"):
-            return None  # never migrated
-        rows = self._read("SELECT version_num FROM alembic_version")
+        if not self._read(_MIGRATED):
+            return None
+        rows = self._read(_SCHEMA_VERSION)
         return str(rows[0][0]) if rows else None
 
     async def close(self) -> None:
