@@ -35,11 +35,14 @@ def test_a_password_is_counted_in_characters_once_normalised() -> None:
         accounts.parse_senha("x" * 1025)
 
 
-def test_roles_are_ordered_and_a_token_never_manages_accounts() -> None:
+def test_roles_are_ordered_and_a_token_is_admin_only_when_an_admin_asks_for_it() -> None:
     assert accounts.allows("admin", "editor") and not accounts.allows("leitor", "editor")
     assert accounts.lesser("admin", "editor") == "editor"
-    with pytest.raises(ContaInvalida, match="leitor ou editor"):
-        accounts.parse_papel("admin", accounts.TOKEN_PAPEIS)
+    admin = accounts.Usuario(1, "ana", "admin", True, 0)
+    assert accounts.token_papel(admin, None) == "editor"
+    assert accounts.token_papel(admin, "admin") == "admin"
+    with pytest.raises(ContaInvalida, match="no máximo"):
+        accounts.token_papel(accounts.Usuario(2, "bia", "editor", True, 0), "admin")
 
 
 def test_secrets_have_the_shapes_that_are_looked_up() -> None:

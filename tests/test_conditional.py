@@ -173,6 +173,27 @@ class TestIfMatch:
         assert delete.status_code == 412
         assert stored(db, id) == Stored("Caneta", "", 250, 1)
 
+    @pytest.mark.parametrize("if_match", ["1", '"1"', 'W/"1-json"', '"1-json'])
+    def test_a_tag_never_given_is_412_saying_so_and_showing_the_format(
+        self, client: TestClient, db: Database, if_match: str
+    ) -> None:
+        id = create_via_form(client, db)
+        put = client.put(f"/produtos/{id}", json=CANECA, headers={**JSON, "if-match": if_match})
+        assert put.status_code == 412
+        detail = put.json()["detail"]
+        assert if_match in detail and "não é uma ETag que este serviço dá" in detail
+        assert '"3-json"' in detail and "mudou" not in detail
+        assert ("fracas" in detail) is if_match.startswith("W/")
+        assert stored(db, id) == Stored("Caneta", "", 250, 1)
+
+    def test_a_tag_once_given_that_no_longer_matches_says_the_product_changed(
+        self, client: TestClient, db: Database
+    ) -> None:
+        id = create_via_form(client, db)
+        put = client.put(f"/produtos/{id}", json=CANECA, headers={**JSON, "if-match": '"7-json"'})
+        assert put.status_code == 412
+        assert "O produto mudou" in put.json()["detail"]
+
     def test_an_etag_of_either_representation_names_the_version(
         self, client: TestClient, db: Database
     ) -> None:

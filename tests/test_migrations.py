@@ -43,8 +43,9 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
         "sessions",
         "tokens",
         "usuarios",
+        "webhooks",
     ]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0015",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0016",)]
     db.close()
 
 
@@ -219,7 +220,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0015",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0016",)]
     db.close()
 
 

@@ -3,6 +3,11 @@
 import pytest
 from starlette.testclient import TestClient
 
+from tests.databases import Database
+from tests.helpers import add_token, add_user, create_via_form
+
+PROBLEM = "application/problem+json"
+
 CANECA = {"nome": "Caneca", "descricao": "Azul\nGrande", "preco": "29.90"}
 
 
@@ -37,6 +42,40 @@ class TestNegotiation:
         response = client.post("/produtos", json=CANECA, headers={"accept": "*/*"})
         assert response.status_code == 201
         assert response.json()["nome"] == "Caneca"
+
+    @pytest.mark.parametrize(
+        ("accept", "expected"),
+        [
+            (None, "application/json"),
+            ("*/*", "application/json"),
+            ("application/json", "application/json"),
+            ("text/html", "text/html"),
+            ("text/html, */*;q=0.8", "text/html"),
+        ],
+    )
+    def test_a_request_with_a_bearer_token_is_a_program_answered_json_unless_it_names_html(
+        self, client: TestClient, database: str, db: Database, accept: str | None, expected: str
+    ) -> None:
+        token = add_token(database, add_user(database))
+        headers = {"authorization": f"Bearer {token}"}
+        if accept is not None:
+            headers["accept"] = accept
+        id = create_via_form(client, db)
+        for response in (
+            client.get("/produtos", headers=headers),
+            client.get(f"/produtos/{id}", headers=headers),
+            client.get("/produtos/999", headers=headers),
+        ):
+            media = response.headers["content-type"].split(";")[0]
+            program = expected == "application/json"
+            assert media == (PROBLEM if response.status_code == 404 and program else expected)
+        removed = client.delete(f"/produtos/{id}", headers=headers)
+        assert removed.status_code == (204 if expected == "application/json" else 303)
+
+    def test_a_bad_token_with_no_accept_gets_its_401_as_a_problem(self, client: TestClient) -> None:
+        response = client.get("/produtos", headers={"authorization": "Bearer cat_nope"})
+        assert response.status_code == 401
+        assert response.headers["content-type"] == PROBLEM
 
     @pytest.mark.parametrize("accept", ["image/png", "text/html;q=0, application/json;q=0"])
     def test_an_accept_that_rules_out_both_is_406(self, client: TestClient, accept: str) -> None:

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from catalogo.precos import PrecoInvalido, parse_preco
 from catalogo.produtos import ATRIBUTOS_HTML, Produto, format_moment, samples, stored, validate
 
 
@@ -275,3 +276,65 @@ def test_a_stored_product_is_the_one_model_construct_makes_frozen_alike() -> Non
 def test_a_moment_reads_as_its_day_and_minute_in_the_servers_time_zone(em: float) -> None:
     """format_moment makes each minute's text once: any moment of it reads the same."""
     assert format_moment(em) == time.strftime("%d/%m/%Y %H:%M", time.localtime(em))
+
+
+_TYPED_PRICE = Produto.model_json_schema(mode="validation")["properties"]["preco"]["anyOf"][0]
+
+
+@given(st.from_regex(_TYPED_PRICE["pattern"], fullmatch=True))
+def test_every_price_text_the_description_allows_is_read(texto: str) -> None:
+    if len(texto) <= _TYPED_PRICE["maxLength"]:
+        assert parse_preco(texto) > 0
+
+
+@pytest.mark.parametrize(
+    "texto",
+    [
+        "1234.56",
+        "1234,56",
+        "1.234,56",
+        "1,234.56",
+        "12.5",
+        "R$ 12,50",
+        "r$3",
+        "R$\u00a012",
+        " 7 ",
+        ",5",
+        "007",
+        "1.234.567",
+        "1,234,567.89",
+        "999.999.999,99",
+    ],
+)
+def test_the_description_allows_each_way_a_person_types_a_price(texto: str) -> None:
+    assert re.fullmatch(_TYPED_PRICE["pattern"], texto)
+
+
+@pytest.mark.parametrize(
+    "texto",
+    [
+        "1.234",
+        "1,234",
+        "0",
+        "0,00",
+        "0,001",
+        "12,",
+        ".",
+        "1.2.3",
+        "1.234,56.7",
+        "1000000000",
+        "",
+        "R$",
+        "-5",
+        "+5",
+        "1e5",
+        "NaN",
+        "\ufeff12",
+        "12 345",
+        "\uff11\uff12",
+    ],
+)
+def test_the_description_refuses_what_the_server_refuses(texto: str) -> None:
+    assert not re.fullmatch(_TYPED_PRICE["pattern"], texto)
+    with pytest.raises(PrecoInvalido):
+        parse_preco(texto)

@@ -32,7 +32,9 @@ T = TypeVar("T")
 Papel = Literal["leitor", "editor", "admin"]
 PAPEIS: tuple[Papel, ...] = get_args(Papel)
 _RANKS = {papel: rank for rank, papel in enumerate(PAPEIS)}  # each allowed what those before it are
-TOKEN_PAPEIS: tuple[Papel, ...] = ("leitor", "editor")  # a token never manages accounts
+# A token may be an admin's, for automation (webhooks); it still never manages accounts: the
+# account pages are for browsers (resources/contas.py).
+TOKEN_PAPEIS: tuple[Papel, ...] = PAPEIS
 
 NOME_MAXIMO = 64
 EXPIRA_MAXIMO = 3650  # days a token may last
@@ -191,8 +193,8 @@ def parse_token_nome(texto: str) -> str:
 
 
 def token_papel(dono: Usuario, pedido: str | None) -> Papel:
-    """A token's role: the one asked for, never more than its user's, never admin; by default
-    the most the user may give (editor for an admin)."""
+    """A token's role: the one asked for, never more than its user's; by default editor, or
+    less (an admin's token is admin only when asked for by name)."""
     if not dono.ativo:
         raise ContaInvalida(f"{dono.nome} está desativado: não pode receber tokens.")
     papel = parse_papel(pedido, TOKEN_PAPEIS) if pedido else lesser(dono.papel, "editor")

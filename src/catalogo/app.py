@@ -4,6 +4,8 @@
 serve `catalogo.app:create_app` as a factory; tests pass their own `Settings`.
 """
 
+import asyncio
+import contextlib
 import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -16,7 +18,7 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from catalogo import error_responses, logs, migrations, openapi
+from catalogo import delivery, error_responses, logs, migrations, openapi
 from catalogo.access import Access
 from catalogo.accounts import Passwords
 from catalogo.guard import SECURITY_HEADERS, Guard
@@ -62,6 +64,7 @@ from catalogo.resources.produtos import (
     ProdutoResource,
     ProdutosResource,
 )
+from catalogo.resources.webhooks import ReenvioResource, WebhookResource, WebhooksResource
 from catalogo.settings import Settings
 from catalogo.storage import Instruments, open_storage
 from catalogo.storage.sqlite import schema_version_of
@@ -184,12 +187,14 @@ def create_app(settings: Settings | None = None) -> Catalogo:
     logs.configure()
     instruments = Instruments()
     observe = None
+    reports = delivery.Instruments()
     if settings.metrics_port is not None:
         from catalogo.metrics import Recorder  # only then: see metrics.py
 
         recorder = Recorder()
         instruments = Instruments(recorder.commit_size, recorder.connections_taken)
         observe = recorder.observe
+        reports = delivery.Instruments(recorder.webhook_delivery, recorder.webhook_backlog)
 
     # The URL surface; the API description is checked against it (openapi.Description).
     routes: list[BaseRoute] = [
@@ -218,6 +223,9 @@ def create_app(settings: Settings | None = None) -> Catalogo:
         Route("/usuarios/{nome}", UsuarioResource),
         Route("/tokens", TokensResource),
         Route("/tokens/{id:id}", TokenResource),
+        Route("/webhooks", WebhooksResource),
+        Route("/webhooks/{id:id}", WebhookResource),
+        Route("/webhooks/{id:id}/reenvio", ReenvioResource),
         Route("/", InicioResource),
         Route("/healthz", HealthResource),
         Route("/readyz", ReadyResource),
@@ -255,7 +263,15 @@ def create_app(settings: Settings | None = None) -> Catalogo:
             # two. At GC_THRESHOLDS updates answered 5-8% more, edit pages 3% (the same run,
             # alternating); what a cycle holds waits a little longer.
             gc.set_threshold(*GC_THRESHOLDS)
-            yield
+            deliverer = delivery.Deliverer(storage, settings.webhook_networks, reports)
+            webhooks_sent = asyncio.create_task(deliverer.run(), name="catalogo-webhooks")
+            try:
+                yield
+            finally:
+                webhooks_sent.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await webhooks_sent
+                await deliverer.close()
         finally:
             gc.set_threshold(*thresholds)
             gc.unfreeze()

@@ -52,9 +52,13 @@ def has_preconditions(request: Request) -> bool:
 
 def check(request: Request, current: Produto | None) -> None:
     """RFC 9110 §13.2.2: a failed If-Match, or on a write a matching If-None-Match, is 412,
-    before anything else about the request is looked at. (A GET's If-None-Match is a 304.)"""
-    if negotiation.header(request, b"if-match") is not None:
+    before anything else about the request is looked at. (A GET's If-None-Match is a 304.) An
+    If-Match of tags this service never gives says so, and shows the format."""
+    if_match = negotiation.header(request, b"if-match")
+    if if_match is not None:
         accepted = accepted_versions(request)
+        if accepted is not None and not accepted:
+            raise errors.etag_never_given(if_match.strip())
         if current is None or (accepted is not None and current.versao not in accepted):
             raise errors.precondition_failed()
     if_none_match = negotiation.header(request, b"if-none-match")

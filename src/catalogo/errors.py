@@ -100,6 +100,8 @@ REPEATED_FIELD = "O campo «{}» veio mais de uma vez, com valores diferentes."
 MALFORMED_FORM = "Formulário malformado: {}."
 FILE_REFUSED = "Este formulário não aceita arquivos (campo «{}»)."
 ONE_FILE = "Envie um arquivo só no campo «{}»."
+BAD_SUBSCRIPTION = 'O corpo deve ser {{"url": "https://…", "eventos": ["criado", …]}}.'
+INVALID_SUBSCRIPTION = "O webhook não foi criado assim: `errors` diz o que há em cada campo."
 BAD_PAGE = "pagina deve ser um número de 1 em diante (recebido «{}»)."
 MALFORMED_JSON = "JSON malformado: {}."
 LONE_SURROGATE = "O JSON traz \\u{:04x} sem par: não é um caractere; envie o texto em UTF-8."
@@ -281,6 +283,19 @@ def precondition_failed() -> HTTPException:
         412,
         "O produto mudou desde a versão indicada em If-Match. Busque-o de novo e refaça a "
         "alteração sobre a versão atual.",
+    )
+
+
+def etag_never_given(sent: str) -> HTTPException:
+    """412 for an If-Match that names no tag this service gives: it can match no version, and
+    the client is told the format rather than that the product changed."""
+    shown = sent if len(sent) <= 80 else sent[:80] + "…"
+    weak = " Etiquetas fracas (W/…) nunca valem em If-Match." if "W/" in sent else ""
+    return HTTPException(
+        412,
+        f"If-Match traz {shown}, que não é uma ETag que este serviço dá; nada foi gravado."
+        f"{weak} Mande a ETag recebida ao ler o produto como veio, com as aspas: "
+        '"3-json" (versão 3, em JSON).',
     )
 
 

@@ -135,15 +135,22 @@ class Listing:
         return urllib.parse.urlencode(pairs, quote_via=urllib.parse.quote)
 
     @cached_property
-    def encoded(self) -> str:
-        """The query string of this page of the list."""
-        page = ""
+    def cursor(self) -> dict[str, str]:
+        """Where this page starts, as its query parameter and value (none: the first page),
+        which a program passes back as `cursor` (a JSON page's `cursores`)."""
+        found: dict[str, str] = {}
         for name, position in (("depois", self.after), ("antes", self.before)):
             if position == END:
-                page = f"antes={LAST_PAGE}"
+                found = {"antes": LAST_PAGE}
             elif position is not None:
                 value = str(position.id) if self.query.by_id else token(self.query, position)
-                page = f"{name}={value}"
+                found = {name: value}
+        return found
+
+    @cached_property
+    def encoded(self) -> str:
+        """The query string of this page of the list."""
+        page = "&".join(f"{name}={value}" for name, value in self.cursor.items())
         return "&".join(part for part in (self.search, page) if part)
 
     @property
@@ -196,10 +203,17 @@ class Paging:
 
     def at(self, path: str) -> str:
         """This page of the list at `path`."""
+        for name, value in self.cursor.items():
+            return f"{path}?{name}={value}"
+        return path
+
+    @property
+    def cursor(self) -> dict[str, int]:
+        """Where this page starts, as its query parameter and value (none: the first page)."""
         for name, value in (("depois", self.after), ("antes", self.before)):
             if value is not None:
-                return f"{path}?{name}={value}"
-        return path
+                return {name: value}
+        return {}
 
     @property
     def first(self) -> bool:

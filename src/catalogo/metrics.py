@@ -16,6 +16,11 @@ folder goes when serve stops. When metrics are off, none of this is imported.
     catalogo_idempotent_replays_total     creations answered again for a repeated Idempotency-Key
     catalogo_database_connections_in_use  PostgreSQL: pool connections in use, all workers
     catalogo_sqlite_commit_writes         histogram of the writes in each SQLite group commit
+    catalogo_webhook_deliveries_total{outcome}
+        webhook deliveries: `entregue` (2xx), `falhou` (another status, no answer, a timeout),
+        `recusado` (its name resolved to an address deliveries may not reach)
+    catalogo_webhook_oldest_undelivered_seconds{webhook}
+        per subscription that is on, the age of the oldest event it has yet to receive (0: none)
 """
 
 import multiprocessing
@@ -64,6 +69,19 @@ class Recorder:
             buckets=_WRITES,
             registry=None,
         )
+        self._deliveries = Counter(
+            "catalogo_webhook_deliveries",
+            "Webhook deliveries, by outcome: entregue, falhou, recusado.",
+            ["outcome"],
+            registry=None,
+        )
+        self._oldest = Gauge(
+            "catalogo_webhook_oldest_undelivered_seconds",
+            "Per subscription that is on: the age of the oldest event not yet delivered.",
+            ["webhook"],
+            multiprocess_mode="max",
+            registry=None,
+        )
         self._series: dict[tuple[str, str | None, int], Histogram] = {}
 
     def observe(
@@ -91,6 +109,14 @@ class Recorder:
 
     def connections_taken(self, change: int) -> None:
         self._in_use.inc(change)
+
+    def webhook_delivery(self, outcome: str) -> None:
+        self._deliveries.labels(outcome).inc()
+
+    def webhook_backlog(self, ages: dict[int, float]) -> None:
+        """Seconds by subscription id."""
+        for id, age in ages.items():
+            self._oldest.labels(str(id)).set(age)
 
 
 class CannotExport(Exception):

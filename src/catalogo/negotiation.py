@@ -52,17 +52,25 @@ def preferred(request: Request, offered: Sequence[str]) -> str | None:
     """The offered type the client's Accept prefers, or None when it accepts none of them.
 
     On a tie, and with no Accept at all, the first offered wins, HTML by default, unless the
-    request's own body is JSON: a client that sends JSON gets JSON back.
+    client is a program: one that sends JSON, or a bearer token (no browser sends one), gets
+    JSON unless its Accept names HTML above it. Generated clients send no Accept, or `*/*`.
     """
-    if JSON in offered and body_is_json(request):
+    if JSON in offered and _is_program(request):
         offered = (JSON, *(media for media in offered if media != JSON))
     return _best(header(request, b"accept"), offered)
 
 
 def prefers_json(request: Request) -> bool:
     """Whether an error should go out as problem details rather than as a page."""
-    offered = (JSON, HTML) if body_is_json(request) else (HTML, JSON)
+    offered = (JSON, HTML) if _is_program(request) else (HTML, JSON)
     return _best(header(request, b"accept"), (*offered, PROBLEM)) in (JSON, PROBLEM)
+
+
+def _is_program(request: Request) -> bool:
+    if body_is_json(request):
+        return True
+    authorization = header(request, b"authorization")
+    return authorization is not None and authorization[:7].lower() == "bearer "
 
 
 def _best(accept: str | None, offered: Sequence[str]) -> str | None:

@@ -141,14 +141,39 @@ _DESCRICAO = {
     "`\\n` (também CRLF, CR, U+2028 e U+2029); outros caracteres de controle são recusados.",
 }
 _PRECO_CANONICO = "^(?!0+(?:\\.0{1,2})?$)[0-9]{1,9}(?:\\.[0-9]{1,2})?$"
+# What precos.parse_preco reads, as a pattern: spaces around (those both str.strip and
+# ECMA-262's \s know); an optional `R$`; then digits with one decimal
+# separator (`,` or `.`) and one or two decimals; or thousands grouped by one separator, with
+# decimals after the other (`1.234,56`, `1,234.56`) or in two groups or more (`1.234.567`),
+# never one group alone (`1.234` is ambiguous); at least one digit that is not 0, and at most
+# nine before the decimals (the maximum). tests/test_produtos.py checks every string it
+# matches is read, and that the forms it leaves out are refused.
+_ESPACO = "[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*"
+_PRECO_DIGITADO = (
+    f"^{_ESPACO}(?:[Rr]\\${_ESPACO})?(?=[^1-9]*[1-9])"
+    "(?:0*[0-9]{0,9}(?:[.,][0-9]{1,2})?"
+    "|[0-9]{1,3}(?:\\.[0-9]{3}){2}|[0-9]{1,3}(?:,[0-9]{3}){2}"
+    "|[0-9]{1,3}(?:\\.[0-9]{3}){1,2},[0-9]{1,2}|[0-9]{1,3}(?:,[0-9]{3}){1,2}\\.[0-9]{1,2})"
+    f"{_ESPACO}$"
+)
 _PRECO_NA_ENTRADA = {
-    "description": "Texto ou número. Além da forma canônica (1234.56), o texto aceita como se "
-    "digita: 1234,56, 1.234,56, 1,234.56 ou R$ 12,50; valores ambíguos como 1.234 são "
-    "recusados. Um número JSON com até duas casas decimais (12.5) também é aceito, lido "
-    "exatamente, nunca como ponto flutuante.",
+    "description": "Texto ou número, maior que zero e até 999999999.99. O texto como se "
+    "digita: 1234.56, 1234,56, 1.234,56, 1,234.56, 12.5 ou R$ 12,50; valores ambíguos como "
+    "1.234 são recusados. Um número JSON com até duas casas decimais (12.5) também é aceito, "
+    "lido exatamente, nunca como ponto flutuante.",
     "anyOf": [
-        {"type": "string", "pattern": _PRECO_CANONICO, "examples": ["1234.56"]},
-        {"type": "integer", "minimum": 1, "maximum": 999999999},
+        {
+            "type": "string",
+            "pattern": _PRECO_DIGITADO,
+            "maxLength": 40,
+            "examples": ["1234.56", "R$ 12,50", "1.234,56"],
+        },
+        {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 999999999.99,
+            "examples": [12.5, 39.9],
+        },
     ],
 }
 _PRECO_NA_SAIDA = {"type": "string", "pattern": _PRECO_CANONICO, "examples": ["1234.56"]}

@@ -7,11 +7,11 @@ history, merge, accounts), the SQL in storage, and HTTP or the terminal in their
 import asyncio
 import time
 import unicodedata
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from catalogo import accounts, history
+from catalogo import accounts, delivery, history, webhooks
 from catalogo.accounts import (
     Busy,
     ContaInvalida,
@@ -240,3 +240,21 @@ async def live(
         for produto in page.items:
             found[produto.id if by == "ids" else codigo_key(str(produto.codigo))] = produto
     return found
+
+
+async def subscribe(
+    storage: Storage,
+    url: str,
+    eventos: Iterable[str],
+    quem: str | None,
+    allowed: Collection[webhooks.Network],
+) -> webhooks.Webhook:
+    """A new webhook subscription, once its URL names an address deliveries may reach now
+    (each delivery checks it again: DNS may change)."""
+    checked = webhooks.parse_url(url)
+    kinds = webhooks.parse_eventos(eventos)
+    try:
+        await delivery.checked_addresses(checked, allowed)
+    except delivery.Refused as refused:
+        raise webhooks.SubscriptionRefused(f"Não posso entregar aqui: {refused}.", "url") from None
+    return await storage.create_webhook(checked, kinds, webhooks.new_secret(), quem, time.time())

@@ -4,6 +4,7 @@
 build a `Settings` directly instead of patching the environment.
 """
 
+import ipaddress
 import os
 import re
 import urllib.parse
@@ -45,6 +46,8 @@ class Settings:
     session_hours: int = 12
     trusted_proxies: tuple[str, ...] = ()
     trash_days: int = 30  # removals older than this are purged by `catalogo removidos limpar`
+    # Networks webhook deliveries may reach although not public (webhooks.refused_address).
+    webhook_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
 
     def __post_init__(self) -> None:
         sqlite = self.database_url.startswith("sqlite:///")
@@ -142,6 +145,7 @@ class Settings:
             session_hours=_whole_number(environ, "CATALOGO_SESSAO_HORAS", cls.session_hours),
             trusted_proxies=_names(environ, "CATALOGO_TRUSTED_PROXIES", cls.trusted_proxies),
             trash_days=_whole_number(environ, _renamed(environ, TRASH_DAYS), cls.trash_days),
+            webhook_networks=_networks(environ, "CATALOGO_WEBHOOKS_REDES_PERMITIDAS"),
         )
 
 
@@ -169,6 +173,22 @@ def _names(environ: Mapping[str, str], variable: str, default: tuple[str, ...]) 
     if variable not in environ:
         return default
     return tuple(name.strip().lower() for name in environ[variable].split(",") if name.strip())
+
+
+def _networks(
+    environ: Mapping[str, str], variable: str
+) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Networks in CIDR (`10.0.0.0/8`, `127.0.0.1`, `fd00::/8`), separated by commas."""
+    try:
+        return tuple(
+            ipaddress.ip_network(part.strip(), strict=False)
+            for part in environ.get(variable, "").split(",")
+            if part.strip()
+        )
+    except ValueError:
+        raise SettingsError(
+            f"{variable} deve listar redes separadas por vírgulas, como 10.0.0.0/8,127.0.0.1"
+        ) from None
 
 
 def _optional_number(environ: Mapping[str, str], variable: str) -> int | None:

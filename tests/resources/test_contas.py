@@ -220,9 +220,10 @@ class TestTokens:
             ({"nome": "ERP", "usuario": "ninguem", "papel": "editor"}, "Escolha um usuário"),
             ({"nome": "ERP", "usuario": "ana", "papel": "editor"}, "ana é leitor"),
             (
-                {"nome": "ERP", "usuario": "maria", "papel": "admin"},
-                "O papel deve ser leitor ou editor",
+                {"nome": "ERP", "usuario": "maria", "papel": "dono"},
+                "O papel deve ser leitor ou editor ou admin",
             ),
+            ({"nome": "ERP", "usuario": "ana", "papel": "admin"}, "ana é leitor"),
             ({"nome": "ERP", "usuario": "maria", "expira": "0"}, "A validade é de 1 a 3650 dias"),
             ({"nome": "ERP", "usuario": "maria", "expira": "1e3"}, "A validade é de 1 a 3650 dias"),
             ({"nome": "ERP", "usuario": "maria", "expira": "9" * 5000}, "A validade é de 1 a"),

@@ -123,32 +123,72 @@ def _resources(routes: Sequence[BaseRoute], paths: dict[str, Any]) -> dict[str, 
     return found
 
 
+# What each mode means to a client, said at the top of the document.
+_MODES: dict[Mode, str] = {
+    "off": "**Este servidor está no modo `off`**: qualquer um lê e escreve, sem credenciais "
+    "(um token enviado ainda precisa ser válido).",
+    "writes": "**Este servidor está no modo `writes`**: qualquer um lê; escrever pede um "
+    "token (`Authorization: Bearer cat_…`) ou uma sessão, de quem tenha o papel exigido.",
+    "all": "**Este servidor está no modo `all`**: ler e escrever pedem um token "
+    "(`Authorization: Bearer cat_…`) ou uma sessão, de quem tenha o papel exigido.",
+}
+
+
 def _document(resources: dict[str, type[Resource]], mode: Mode) -> dict[str, Any]:
     described = produtos.document()
     described["info"]["x-catalogo-auth"] = mode
+    described["info"]["description"] += f"\n\n{_MODES[mode]}"
     for path, item in described["paths"].items():
         resource = resources[path]
         if "OPTIONS" in resource.allowed:
-            item["options"] = {**(parts.ITEM_OPTIONS if "{" in path else parts.OPTIONS)}
+            item["options"] = {
+                **(parts.ITEM_OPTIONS if "{" in path else parts.OPTIONS),
+                "operationId": _options_id(path),
+            }
         for method, operation in list(item.items()):
             if method in _OPERATIONS:
-                item[method] = _secured(operation, method, resource.need[method.upper()], mode)
+                secured = _secured(operation, method, resource.need[method.upper()], mode)
+                item[method] = _with_common_headers(secured)
     described["components"]["securitySchemes"] = parts.SECURITY_SCHEMES
+    described["components"]["headers"] = parts.COMMON_HEADERS
     return described
+
+
+def _options_id(path: str) -> str:
+    """`/produtos/{id}/historico` → `opcoesProdutosIdHistorico`."""
+    words = re.findall(r"[a-z0-9]+", path)
+    return "opcoes" + "".join(word.capitalize() for word in words)
+
+
+def _with_common_headers(operation: dict[str, Any]) -> dict[str, Any]:
+    """Every answer carries `X-Request-ID`; an operation that takes an Idempotency-Key says
+    `Idempotent-Replayed` on its successes."""
+    idempotent = any(
+        parameter.get("name") == "Idempotency-Key" for parameter in operation.get("parameters", ())
+    )
+    responses = {}
+    for status, response in operation["responses"].items():
+        headers = {**response.get("headers", {}), "X-Request-ID": parts.ref_header("X-Request-ID")}
+        if idempotent and status.startswith("2"):
+            headers["Idempotent-Replayed"] = parts.ref_header("Idempotent-Replayed")
+        responses[status] = {**response, "headers": headers}
+    return {**operation, "responses": responses}
 
 
 def _secured(operation: dict[str, Any], method: str, need: Need, mode: Mode) -> dict[str, Any]:
     """The operation with what it asks of the client (`security`), and the answers that follow
-    from it, as access.Access.admit gives them under `mode`. The roles are named in the
+    from it, as access.Access.admit gives them under `mode`: one that reads credentials says so
+    with its 401. The roles are named in the
     requirements, as OpenAPI 3.1 allows for schemes other than OAuth."""
     if need is Need.PUBLIC:  # credentials are not even read
         return {**operation, "security": []}
     responses = dict(operation["responses"])
     role = access.required(need, mode)
-    if role is None:  # anyone; a token sent must be valid
+    if role is None:  # anyone, with nothing to send; a token sent must be valid (its 401)
+        # No requirement rather than an optional one (`{}`): generated clients read any
+        # requirement as a token they must have, and then cannot call it without one.
         responses["401"] = parts.INVALID_TOKEN
-        security: list[dict[str, list[str]]] = [{}, {"bearer": []}, {"sessao": []}]
-        return {**operation, "security": security, "responses": responses}
+        return {**operation, "security": [], "responses": responses}
     roles: list[str] = [] if role == "any" else [role]
     responses["401"] = parts.UNAUTHENTICATED
     if method == "get":  # a browser is sent to sign in; a form it posts gets the page itself

@@ -42,7 +42,7 @@ def paths() -> dict[str, Any]:
             "parameters": [parts.ID_PARAM],
             "get": {
                 "operationId": "historicoDoProduto",
-                "tags": ["Histórico"],
+                "tags": ["historico"],
                 "summary": "As alterações de um produto, da mais recente à mais antiga",
                 "description": "Um evento por criação, alteração, remoção e restauração: "
                 "quem, quando, de onde e os campos antes e depois. Paginado pela versão "
@@ -58,7 +58,11 @@ def paths() -> dict[str, Any]:
                         "content": {
                             "application/json": {
                                 "schema": parts.ref("PaginaDeEventos"),
-                                "example": {"eventos": [_EVENT_EXAMPLE], "links": {}},
+                                "example": {
+                                    "eventos": [_EVENT_EXAMPLE],
+                                    "links": {},
+                                    "cursores": {},
+                                },
                             },
                             "text/html": parts.HTML,
                         },
@@ -71,7 +75,7 @@ def paths() -> dict[str, Any]:
         "/produtos/removidos": {
             "get": {
                 "operationId": "listarRemovidos",
-                "tags": ["Histórico"],
+                "tags": ["historico"],
                 "summary": "Os produtos removidos, o removido mais recentemente primeiro",
                 "description": "Cada um volta com `POST /produtos/{id}/restauracao` até ser "
                 "apagado de vez (`catalogo removidos limpar`). Paginada pelo número do produto.",
@@ -92,6 +96,7 @@ def paths() -> dict[str, Any]:
                                         }
                                     ],
                                     "links": {},
+                                    "cursores": {},
                                 },
                             },
                             "text/html": parts.HTML,
@@ -104,7 +109,7 @@ def paths() -> dict[str, Any]:
         "/produtos/eventos": {
             "get": {
                 "operationId": "eventos",
-                "tags": ["Histórico"],
+                "tags": ["historico"],
                 "summary": "Tudo o que mudou no catálogo, evento a evento, para sincronizar",
                 "description": "Os eventos de todos os produtos em ordem de `id`, remoções "
                 "incluídas. Siga `links.next` (também quando a página vem vazia: é onde os "
@@ -134,10 +139,11 @@ def paths() -> dict[str, Any]:
                         "description": "Até `limite` eventos; `Link` traz rel=next.",
                         "content": {
                             "application/json": {
-                                "schema": parts.ref("PaginaDeEventos"),
+                                "schema": parts.ref("PaginaDoFeed"),
                                 "example": {
                                     "eventos": [_EVENT_EXAMPLE],
                                     "links": {"next": "/produtos/eventos?depois=5012&limite=100"},
+                                    "cursores": {"next": {"depois": 5012}},
                                 },
                             }
                         },
@@ -191,8 +197,29 @@ def schemas() -> dict[str, Any]:
             "properties": {
                 "eventos": {"type": "array", "items": parts.ref("Evento")},
                 "links": links,
+                "cursores": parts.cursors("Cursor"),
             },
-            "required": ["eventos", "links"],
+            "required": ["eventos", "links", "cursores"],
+        },
+        "PaginaDoFeed": {
+            "type": "object",
+            "properties": {
+                "eventos": {"type": "array", "items": parts.ref("Evento")},
+                "links": links,
+                "cursores": {
+                    "type": "object",
+                    "description": "O `depois` da próxima leitura, o mesmo de `links.next`.",
+                    "properties": {
+                        "next": {
+                            "type": "object",
+                            "properties": {"depois": {**parts.ID, "minimum": 0}},
+                            "required": ["depois"],
+                        }
+                    },
+                    "required": ["next"],
+                },
+            },
+            "required": ["eventos", "links", "cursores"],
         },
         "PaginaDeRemovidos": {
             "type": "object",
@@ -211,7 +238,8 @@ def schemas() -> dict[str, Any]:
                     },
                 },
                 "links": links,
+                "cursores": parts.cursors("Cursor"),
             },
-            "required": ["removidos", "links"],
+            "required": ["removidos", "links", "cursores"],
         },
     }

@@ -21,7 +21,7 @@ _IDEMPOTENCY = {
     "schema": {"type": "string", "minLength": 1, "maxLength": 255},
 }
 _IMPORT_JSON = {"application/json": {"schema": parts.ref("Importacao")}, "text/html": parts.HTML}
-_FILE = {"type": "string", "contentMediaType": "application/octet-stream"}
+_FILE = {"type": "string", "format": "binary", "contentMediaType": "application/octet-stream"}
 _ERRORS = {k: v for k, v in parts.WRITE_ERRORS.items() if k in ("400", "403", "406", "503")}
 
 
@@ -30,7 +30,7 @@ def paths() -> dict[str, Any]:
         "/produtos/importacoes": {
             "get": {
                 "operationId": "listarImportacoes",
-                "tags": ["Importações"],
+                "tags": ["importacoes"],
                 "summary": "As importações recentes (em HTML, o formulário de envio)",
                 "responses": {
                     "200": {
@@ -45,7 +45,7 @@ def paths() -> dict[str, Any]:
             },
             "post": {
                 "operationId": "enviarImportacao",
-                "tags": ["Importações"],
+                "tags": ["importacoes"],
                 "summary": "Envia uma planilha e recebe a prévia (nada é gravado nos produtos)",
                 "description": "CSV (UTF-8, com ou sem BOM, ou Windows-1252 com "
                 "`codificacao=windows-1252`; `;`, `,` ou tab) ou xlsx, até 50.000 linhas e "
@@ -104,7 +104,7 @@ def paths() -> dict[str, Any]:
         "/produtos/importacoes/modelo": {
             "get": {
                 "operationId": "modeloDeImportacao",
-                "tags": ["Importações"],
+                "tags": ["importacoes"],
                 "summary": "Uma planilha vazia com as colunas que a importação lê",
                 "parameters": [
                     {
@@ -131,7 +131,7 @@ def paths() -> dict[str, Any]:
             "parameters": [_ID_PARAM],
             "get": {
                 "operationId": "obterImportacao",
-                "tags": ["Importações"],
+                "tags": ["importacoes"],
                 "summary": "Uma importação e uma página do seu relatório",
                 "description": "Cada página traz até 100 linhas de cada tipo (erros, "
                 "alterados, novos). Depois de aplicada, as linhas dão lugar aos eventos que "
@@ -155,7 +155,7 @@ def paths() -> dict[str, Any]:
             "parameters": [_ID_PARAM],
             "post": {
                 "operationId": "confirmarImportacao",
-                "tags": ["Importações"],
+                "tags": ["importacoes"],
                 "summary": "Aplica a prévia: todas as linhas ou nenhuma, numa transação",
                 "description": "Só se nenhum produto que ela muda mudou desde a prévia; "
                 "senão 409 com o relatório refeito (`importacao`), e nada gravado. Cada "
@@ -165,7 +165,6 @@ def paths() -> dict[str, Any]:
                 "responses": {
                     "200": {
                         "description": "Aplicada (agora ou antes).",
-                        "headers": {"Idempotent-Replayed": {"schema": {"const": "true"}}},
                         "content": {"application/json": {"schema": parts.ref("Importacao")}},
                     },
                     "303": {
@@ -188,7 +187,7 @@ def paths() -> dict[str, Any]:
             "parameters": [_ID_PARAM],
             "post": {
                 "operationId": "desfazerImportacao",
-                "tags": ["Importações"],
+                "tags": ["importacoes"],
                 "summary": "Desfaz uma importação aplicada, inteira ou nada",
                 "description": "Cada produto alterado volta ao que era, e os criados são "
                 "removidos (vão para os removidos), se nenhum mudou desde a importação; senão "

@@ -30,7 +30,7 @@ def paths() -> dict[str, Any]:
         "/produtos/lote": {
             "post": {
                 "operationId": "alterarEmLote",
-                "tags": ["Lotes"],
+                "tags": ["lotes"],
                 "summary": "Remove, reajusta ou define o preço de muitos produtos de uma vez",
                 "description": "Sem `confirmar`: o que o lote faria, produto a produto (nada "
                 "é gravado), com a `selecao` e o `lote` para confirmar. Com `confirmar: true`: "
@@ -83,7 +83,7 @@ def paths() -> dict[str, Any]:
             "parameters": [_ID_PARAM],
             "get": {
                 "operationId": "obterLote",
-                "tags": ["Lotes"],
+                "tags": ["lotes"],
                 "summary": "Um lote: os eventos que ele gravou, 100 por página",
                 "parameters": [
                     {
@@ -110,7 +110,7 @@ def paths() -> dict[str, Any]:
             "parameters": [_ID_PARAM],
             "post": {
                 "operationId": "desfazerLote",
-                "tags": ["Lotes"],
+                "tags": ["lotes"],
                 "summary": "Desfaz um lote, inteiro ou nada",
                 "description": "Cada produto volta ao que era (os removidos voltam), se "
                 "nenhum mudou desde o lote; senão 409 com os números em `produtos`.",

@@ -82,8 +82,8 @@ def groups(document: dict[str, Any]) -> list[Group]:
                 operations[operation["tags"][0]].append(found)
     return [
         Group(
-            _anchor(tag["name"]),
-            tag["name"],
+            _anchor(tag["x-displayName"]),
+            tag["x-displayName"],
             _text(tag["description"]),
             operations[tag["name"]],
             tag["name"] in options,
@@ -110,12 +110,14 @@ def _operation(
         path=path,
         summary=_text(operation["summary"]),
         description=_text(operation.get("description", "")),
-        parameters=[p for raw in shared + operation.get("parameters", []) for p in _params(raw)],
+        parameters=[
+            p for raw in shared + operation.get("parameters", []) for p in _params(document, raw)
+        ],
         fields=_fields(document, body.get("schema")),
         request_example=_json(body.get("example")),
         response_example=_json(returned.get("example")),
         responses=[(s, _text(r["description"])) for s, r in sorted(operation["responses"].items())],
-        access=_access(operation.get("security", [])),
+        access=_access(operation.get("security", []), "401" in operation["responses"]),
         sends_json="schema" in body,
         tryable=_tryable(operation, set(success.get("content", {}))),
     )
@@ -130,25 +132,28 @@ def _tryable(operation: dict[str, Any], answers: set[str]) -> bool:
     )
 
 
-def _access(security: list[dict[str, list[str]]]) -> str:
-    """The security requirements in a sentence: none, optional, a role, or any user."""
+def _access(security: list[dict[str, list[str]]], reads_credentials: bool) -> str:
+    """The security requirements in a sentence: none (credentials read or not), a role, or
+    any user."""
     if not security:
+        if reads_credentials:
+            return "Qualquer um; um token enviado precisa ser válido."
         return "Qualquer um, sem credenciais."
-    if {} in security:
-        return "Qualquer um; um token enviado precisa ser válido."
     roles = {role for requirement in security for role in requirement.get("bearer", [])}
     if not roles:
         return "Quem entrou, com qualquer papel (token ou sessão)."
     return f"Papel {' ou '.join(sorted(roles))} ou acima (token ou sessão)."
 
 
-def _params(raw: dict[str, Any]) -> list[Parameter]:
-    """A parameter, or each property of an exploded object parameter (the list's cursors)."""
+def _params(document: dict[str, Any], raw: dict[str, Any]) -> list[Parameter]:
+    """A parameter, or each property of an exploded object parameter (the lists' cursors)."""
     where, required = raw["in"], raw.get("required", False)
-    properties = raw["schema"].get("properties")
-    if raw["schema"].get("type") == "object" and properties:
+    schema = _resolve(document, raw["schema"])
+    properties = schema.get("properties")
+    if schema.get("type") == "object" and properties:
+        said = raw.get("description", "")
         return [
-            Parameter(n, where, False, _text(s.get("description", "")))
+            Parameter(n, where, False, _text(s.get("description", said)))
             for n, s in properties.items()
         ]
     return [Parameter(raw["name"], where, required, _text(raw.get("description", "")))]

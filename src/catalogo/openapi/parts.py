@@ -59,7 +59,57 @@ def problem(
 
 
 HTML = {"schema": {"type": "string"}}
-ETAG = {"description": "A versão desta representação.", "schema": {"type": "string"}}
+_ETAG_EXAMPLE = '"3-json"'
+ETAG = {
+    "description": "A versão desta representação, para If-Match e If-None-Match: "
+    '`"3-json"` é a versão 3 em JSON (a página HTML tem outra, como `"3-h0a1b2c3d4e"`).',
+    "schema": {"type": "string", "examples": [_ETAG_EXAMPLE]},
+}
+COMMON_HEADERS = {
+    "X-Request-ID": {
+        "description": "O código desta requisição, o mesmo dos logs e do `request_id` de um "
+        "erro: o que citar ao relatar um problema.",
+        "schema": {"type": "string"},
+    },
+    "Idempotent-Replayed": {
+        "description": "`true` quando a resposta é a repetição da primeira dada a esta "
+        "Idempotency-Key: nada foi gravado de novo.",
+        "schema": {"type": "string", "enum": ["true"]},
+    },
+}
+
+
+def ref_header(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/headers/{name}"}
+
+
+_TAG_FORMAT = (
+    'Uma ETag como o servidor a deu, com as aspas (`"3-json"`), ou várias separadas por '
+    "vírgula; numa escrita só a versão dela conta. Uma etiqueta que o servidor nunca dá "
+    '(`3`, `"3"`, uma fraca como `W/"3-json"`) recebe 412 com uma mensagem que mostra '
+    "o formato."
+)
+
+
+def if_match(does: str) -> dict[str, Any]:
+    """The If-Match header of a write: `does` is what it does only at the version named."""
+    return {
+        "name": "If-Match",
+        "in": "header",
+        "description": f"{does} {_TAG_FORMAT}",
+        "schema": {"type": "string", "examples": [_ETAG_EXAMPLE]},
+        "example": _ETAG_EXAMPLE,
+    }
+
+
+IF_NONE_MATCH = {
+    "name": "If-None-Match",
+    "in": "header",
+    "description": "304 se o produto ainda estiver nesta ETag (a do último `ETag` recebido, "
+    "com as aspas).",
+    "schema": {"type": "string", "examples": [_ETAG_EXAMPLE]},
+    "example": _ETAG_EXAMPLE,
+}
 WRITE_ERRORS = {
     "400": problem("Corpo malformado (JSON, UTF-8, formulário, versão, `lista`, Idempotency-Key)."),
     "403": problem("Envio de outro site, recusado pelo navegador."),
@@ -135,26 +185,39 @@ ID_PARAM = {
 }
 
 
-def cursor_param(
-    after: str, before: str, value: dict[str, Any] = ID, says: str = ""
-) -> dict[str, Any]:
-    """`?depois=5` or `?antes=5`, never both: one object, exploded; `after` and `before` say
-    in words which page each gives, `value` what a cursor is (a number unless said) and `says`
-    anything more about it."""
+def cursor_param(after: str, before: str, schema: str = "Cursor", says: str = "") -> dict[str, Any]:
+    """`?depois=5` or `?antes=5`, never both: one object, exploded, of the schema that a page
+    in JSON gives its neighbours' cursors in (`cursores`); `after` and `before` say in words
+    which page each gives, `says` anything more about it."""
     more = f" {says}" if says else ""
     return {
         "name": "cursor",
         "in": "query",
         "style": "form",
         "explode": True,
-        "schema": {
-            "type": "object",
-            "properties": {
-                "depois": {**value, "description": f"A página {after}.{more}"},
-                "antes": {**value, "description": f"A página {before}.{more}"},
-            },
-            "not": {"required": ["depois", "antes"]},
-        },
+        "description": f"`depois` dá a página {after}; `antes`, a página {before}.{more} Uma "
+        "página em JSON traz os cursores das vizinhas em `cursores`, prontos para passar aqui.",
+        "schema": ref(schema),
+    }
+
+
+def cursor(value: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": "Onde uma página começa: `depois` ou `antes`, nunca os dois; nenhum, a "
+        "primeira página.",
+        "properties": {"depois": value, "antes": value},
+        "not": {"required": ["depois", "antes"]},
+    }
+
+
+def cursors(schema: str) -> dict[str, Any]:
+    """A page's `cursores`: its neighbours, as `links` has them, as values."""
+    return {
+        "type": "object",
+        "description": "Os cursores das páginas vizinhas, as mesmas de `links`, para passar "
+        "como `cursor`: `next` a seguinte, `prev` a anterior; ausente, não há página ali.",
+        "properties": {"next": ref(schema), "prev": ref(schema)},
     }
 
 
@@ -196,7 +259,16 @@ LIST_PARAMS: list[dict[str, Any]] = [
         "`nome` e `-nome`: pelo nome sem distinguir maiúsculas nem acentos, na ordem dos "
         "pontos de código Unicode; `preco` e `-preco`: do mais barato ao mais caro e o "
         "contrário. Empates, pelo número do produto.",
-        "schema": {"type": "string", "enum": list(ORDENS), "default": "-id"},
+        "schema": {
+            "type": "string",
+            "enum": list(ORDENS),
+            "default": "-id",
+            # Names for generated code, which cannot name `-id` itself (VALUE_0…).
+            "x-enum-varnames": [
+                f"{ordem.removeprefix('-').upper()}{'_DESC' if ordem[0] == '-' else ''}"
+                for ordem in ORDENS
+            ],
+        },
     },
     {
         "name": "preco_min",
@@ -244,7 +316,7 @@ LIST_PARAMS: list[dict[str, Any]] = [
     cursor_param(
         "após este cursor",
         "antes deste cursor",
-        _LIST_CURSOR,
+        "CursorDaLista",
         "Nas ordens `-id` e `id`, o número de um produto; nas outras, um código opaco tirado "
         "dos `links` de uma página, que só vale para a mesma busca e ordem.",
     ),
@@ -297,22 +369,48 @@ MOMENT = {
     "format": "date-time",
     "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$",
 }
+# Each tag's name is ASCII, as generated clients make a module of it; people read its
+# `x-displayName` (/docs, Redoc).
 TAGS = [
-    {"name": "Produtos", "description": "O recurso do catálogo, em JSON ou em formulário."},
-    {"name": "Páginas", "description": "Formulários e confirmações para pessoas (HTML)."},
     {
-        "name": "Histórico",
+        "name": "produtos",
+        "x-displayName": "Produtos",
+        "description": "O recurso do catálogo, em JSON ou em formulário.",
+    },
+    {
+        "name": "paginas",
+        "x-displayName": "Páginas",
+        "description": "Formulários e confirmações para pessoas (HTML).",
+    },
+    {
+        "name": "historico",
+        "x-displayName": "Histórico",
         "description": "Quem mudou o quê: o histórico de cada produto, os removidos e os eventos.",
     },
-    {"name": "Lotes", "description": "Muitos produtos de uma vez: reajuste, preço, remoção."},
     {
-        "name": "Importações",
+        "name": "lotes",
+        "x-displayName": "Lotes",
+        "description": "Muitos produtos de uma vez: reajuste, preço, remoção.",
+    },
+    {
+        "name": "importacoes",
+        "x-displayName": "Importações",
         "description": "Planilhas para o catálogo: prévia, confirmação e desfazer.",
     },
-    {"name": "Operação", "description": "Para balanceadores e ferramentas: saúde e `OPTIONS`."},
+    {
+        "name": "webhooks",
+        "x-displayName": "Webhooks",
+        "description": "Eventos empurrados a programas, assinados (Standard Webhooks); para "
+        "admins.",
+    },
+    {
+        "name": "operacao",
+        "x-displayName": "Operação",
+        "description": "Para balanceadores e ferramentas: saúde e `OPTIONS`.",
+    },
 ]
 OPTIONS: dict[str, Any] = {
-    "tags": ["Operação"],
+    "tags": ["operacao"],
     "summary": "Os métodos aceitos neste endereço",
     "responses": {"204": {"description": "`Allow` lista os métodos."}},
 }
@@ -392,6 +490,7 @@ def schemas() -> dict[str, Any]:
                     "type": "object",
                     "properties": {"next": {"type": "string"}, "prev": {"type": "string"}},
                 },
+                "cursores": cursors("CursorDaLista"),
                 "total": {
                     "type": "integer",
                     "minimum": 0,
@@ -399,8 +498,10 @@ def schemas() -> dict[str, Any]:
                     "encontra, em todas as páginas.",
                 },
             },
-            "required": ["produtos", "links"],
+            "required": ["produtos", "links", "cursores"],
         },
+        "Cursor": cursor(ID),
+        "CursorDaLista": cursor(_LIST_CURSOR),
         "Problem": problem,
         "ValidationProblem": {
             "allOf": [

@@ -4,7 +4,7 @@ restore), and the document they and history.py's are assembled into."""
 from typing import Any
 
 from catalogo.exports import XLSX
-from catalogo.openapi import history, importacoes, lotes, parts
+from catalogo.openapi import history, importacoes, lotes, parts, webhooks
 
 
 def document() -> dict[str, Any]:
@@ -15,9 +15,13 @@ def document() -> dict[str, Any]:
         "info": {
             "title": "catalogo",
             "version": "1",
-            "description": "Produtos de um catálogo. Cada endereço responde HTML a navegadores "
-            "e JSON a quem pede `Accept: application/json`; erros em JSON são "
-            "`application/problem+json` (RFC 9457). As credenciais que cada operação exige "
+            "description": "Produtos de um catálogo.\n\n"
+            "**Que formato vem**: cada endereço responde HTML a navegadores e JSON a "
+            "programas. É programa quem manda `Authorization: Bearer …` (navegadores nunca o "
+            "mandam) ou um corpo JSON: recebe JSON, também sem `Accept` ou com `Accept: */*`, "
+            "a menos que peça HTML pelo nome (`Accept: text/html`). Sem token nem corpo JSON, "
+            "peça `Accept: application/json`. Erros em JSON são `application/problem+json` "
+            "(RFC 9457).\n\nAs credenciais que cada operação exige "
             "são as do modo em que o servidor está agora (`x-catalogo-auth`): ele muda com "
             "CATALOGO_AUTH e, sem ela, quando o primeiro usuário é criado.",
         },
@@ -26,7 +30,7 @@ def document() -> dict[str, Any]:
             "/produtos": {
                 "get": {
                     "operationId": "listarProdutos",
-                    "tags": ["Produtos"],
+                    "tags": ["produtos"],
                     "summary": "A lista de produtos: busca, filtros e ordem",
                     "description": "Os produtos que atendem a todos os filtros dados (`q`, "
                     "`preco_min`, `preco_max`, `id`, `codigo`), dos mais novos aos mais "
@@ -52,6 +56,7 @@ def document() -> dict[str, Any]:
                                     "example": {
                                         "produtos": [parts.STORED_EXAMPLE],
                                         "links": {"next": "/produtos?depois=120"},
+                                        "cursores": {"next": {"depois": "120"}},
                                     },
                                 },
                                 "text/html": parts.HTML,
@@ -85,7 +90,7 @@ def document() -> dict[str, Any]:
                 },
                 "post": {
                     "operationId": "criarProduto",
-                    "tags": ["Produtos"],
+                    "tags": ["produtos"],
                     "summary": "Adiciona um produto",
                     "parameters": [
                         {
@@ -122,7 +127,7 @@ def document() -> dict[str, Any]:
             "/healthz": {
                 "get": {
                     "operationId": "saude",
-                    "tags": ["Operação"],
+                    "tags": ["operacao"],
                     "summary": "O processo está de pé (não consulta o banco)",
                     "responses": {"200": parts.STATUS},
                 }
@@ -130,7 +135,7 @@ def document() -> dict[str, Any]:
             "/readyz": {
                 "get": {
                     "operationId": "pronto",
-                    "tags": ["Operação"],
+                    "tags": ["operacao"],
                     "summary": "Pronto para tráfego: banco acessível e esquema atual",
                     "responses": {
                         "200": parts.STATUS,
@@ -144,7 +149,7 @@ def document() -> dict[str, Any]:
             "/produtos/novo": {
                 "get": {
                     "operationId": "formularioNovo",
-                    "tags": ["Páginas"],
+                    "tags": ["paginas"],
                     "summary": "O formulário de novo produto",
                     "parameters": [parts.RETURN_PARAM],
                     "responses": {
@@ -161,7 +166,7 @@ def document() -> dict[str, Any]:
                 "parameters": [parts.ID_PARAM],
                 "post": {
                     "operationId": "restaurarProduto",
-                    "tags": ["Produtos"],
+                    "tags": ["produtos"],
                     "summary": "Traz de volta um produto removido",
                     "description": "Com o mesmo número e uma nova versão. Um navegador volta "
                     "à página da lista (`lista`) ou dos removidos (`removidos`; `lixeira`, o "
@@ -192,6 +197,7 @@ def document() -> dict[str, Any]:
                     "responses": {
                         "200": {
                             "description": "Restaurado.",
+                            "headers": {"ETag": parts.ETAG},
                             "content": {"application/json": parts.PRODUTO_JSON},
                         },
                         "303": parts.REDIRECT,
@@ -211,19 +217,15 @@ def document() -> dict[str, Any]:
             **history.paths(),
             **importacoes.paths(),
             **lotes.paths(),
+            **webhooks.paths(),
             "/produtos/{id}": {
                 "parameters": [parts.ID_PARAM],
                 "get": {
                     "operationId": "obterProduto",
-                    "tags": ["Produtos"],
+                    "tags": ["produtos"],
                     "summary": "Um produto (em HTML, a página de edição)",
                     "parameters": [
-                        {
-                            "name": "If-None-Match",
-                            "in": "header",
-                            "description": "304 se o produto ainda estiver nesta ETag.",
-                            "schema": {"type": "string"},
-                        },
+                        parts.IF_NONE_MATCH,
                         parts.RETURN_PARAM,
                     ],
                     "responses": {
@@ -233,24 +235,25 @@ def document() -> dict[str, Any]:
                             "content": produto_json,
                             "links": {k: v for k, v in parts.LINKS.items() if k != "ObterProduto"},
                         },
-                        "304": {"description": "Não mudou desde a ETag em If-None-Match."},
+                        "304": {
+                            "description": "Não mudou desde a ETag em If-None-Match.",
+                            "headers": {"ETag": parts.ETAG},
+                        },
                         "400": parts.problem("`lista` malformada (só na página HTML)."),
                         "404": parts.problem("Não há produto com este número."),
-                        "412": parts.problem("O produto não está na versão de If-Match."),
+                        "412": parts.problem(
+                            "O produto não está na versão de If-Match, ou If-Match não traz "
+                            "uma ETag que o servidor dá."
+                        ),
                         "406": parts.WRITE_ERRORS["406"],
                     },
                 },
                 "put": {
                     "operationId": "atualizarProduto",
-                    "tags": ["Produtos"],
+                    "tags": ["produtos"],
                     "summary": "Atualiza um produto",
                     "parameters": [
-                        {
-                            "name": "If-Match",
-                            "in": "header",
-                            "description": "Só grava se o produto ainda estiver nesta versão.",
-                            "schema": {"type": "string"},
-                        }
+                        parts.if_match("Só grava se o produto ainda estiver nesta versão.")
                     ],
                     "requestBody": parts.body(with_version=True),
                     "responses": {
@@ -270,20 +273,18 @@ def document() -> dict[str, Any]:
                             "está salvo agora.",
                             "ConflictProblem",
                         ),
-                        "412": parts.problem("O produto não está mais na versão de If-Match."),
+                        "412": parts.problem(
+                            "O produto não está mais na versão de If-Match, ou If-Match não "
+                            "traz uma ETag que o servidor dá."
+                        ),
                     },
                 },
                 "delete": {
                     "operationId": "removerProduto",
-                    "tags": ["Produtos"],
+                    "tags": ["produtos"],
                     "summary": "Remove um produto",
                     "parameters": [
-                        {
-                            "name": "If-Match",
-                            "in": "header",
-                            "description": "Só remove se o produto ainda estiver nesta versão.",
-                            "schema": {"type": "string"},
-                        }
+                        parts.if_match("Só remove se o produto ainda estiver nesta versão.")
                     ],
                     "requestBody": {
                         "required": False,
@@ -321,7 +322,10 @@ def document() -> dict[str, Any]:
                         "415": parts.WRITE_ERRORS["415"],
                         "404": parts.problem("Não há produto com este número."),
                         "406": parts.WRITE_ERRORS["406"],
-                        "412": parts.problem("O produto não está mais na versão de If-Match."),
+                        "412": parts.problem(
+                            "O produto não está mais na versão de If-Match, ou If-Match não "
+                            "traz uma ETag que o servidor dá."
+                        ),
                         "503": parts.WRITE_ERRORS["503"],
                     },
                 },
@@ -333,6 +337,7 @@ def document() -> dict[str, Any]:
                 **history.schemas(),
                 **importacoes.schemas(),
                 **lotes.schemas(),
+                **webhooks.schemas(),
             }
         },
     }

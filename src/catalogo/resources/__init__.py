@@ -217,8 +217,17 @@ def autoria_of(request: Request, media: str) -> Autoria:
 
 def page_links(path: str, page: Page[Any, int]) -> dict[str, str]:
     """A page's `prev` and `next`, as URIs of the same list at `path`."""
+    return {rel: paging.at(path) for rel, paging in _neighbours(page).items()}
+
+
+def page_cursors(page: Page[Any, int]) -> dict[str, dict[str, int]]:
+    """A page's `prev` and `next` as the values of their query (a JSON page's `cursores`)."""
+    return {rel: paging.cursor for rel, paging in _neighbours(page).items()}
+
+
+def _neighbours(page: Page[Any, int]) -> dict[str, Paging]:
     return {
-        rel: Paging(cursor.after, cursor.before).at(path)
+        rel: Paging(cursor.after, cursor.before)
         for rel, cursor in (("prev", page.prev), ("next", page.next))
         if cursor
     }

@@ -205,10 +205,12 @@ class UsuariosResource(Resource):
     needs = _ADMIN
 
     async def get(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
         negotiate(request, (HTML,))
         return await _users_page(request, None)
 
     async def post(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
         negotiate(request, (HTML,))
         form = await read_form(request, ("nome", "papel", "senha"))
         shared = shared_of(request)
@@ -236,6 +238,7 @@ class UsuarioResource(Resource):
     needs = _ADMIN
 
     async def put(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
         who = _browser_user(request)
         try:
             nome = accounts.parse_nome(request.path_params["nome"])
@@ -270,6 +273,7 @@ class TokensResource(Resource):
     needs = _ADMIN
 
     async def get(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
         negotiate(request, (HTML,))
         id, _, secret = request.cookies.get(JUST_MADE_COOKIE, "").partition(".")
         if not accounts.is_token(secret):
@@ -279,6 +283,7 @@ class TokensResource(Resource):
         return shown
 
     async def post(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
         negotiate(request, (HTML,))
         form = await read_form(request, ("nome", "usuario", "papel", "expira"))
         try:
@@ -306,6 +311,7 @@ class TokenResource(Resource):
     needs = _ADMIN
 
     async def delete(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
         id = request.path_params["id"]
         if await shared_of(request).storage.revoke_token(id, time.time()) is None:
             raise errors.not_found(f"Não há token com o número {id}.")

@@ -25,6 +25,7 @@ from catalogo.resources import (
     json_response,
     link_header,
     negotiate,
+    page_cursors,
     page_links,
     shared_of,
 )
@@ -64,7 +65,8 @@ class HistoricoResource(Resource):
         headers = {**_NO_STORE, **link_header(links)}
         if media == JSON:
             eventos = [history.representation(e) for e in page.items]
-            return json_response({"eventos": eventos, "links": links}, headers=headers)
+            body = {"eventos": eventos, "links": links, "cursores": page_cursors(page)}
+            return json_response(body, headers=headers)
         return history_page(visitor(request), produto, removal, page, links, headers)
 
 
@@ -92,7 +94,8 @@ class RemovidosResource(Resource):
                 }
                 for r in page.items
             ]
-            return json_response({"removidos": removidos, "links": links}, headers=headers)
+            body = {"removidos": removidos, "links": links, "cursores": page_cursors(page)}
+            return json_response(body, headers=headers)
         days = shared.settings.trash_days
         return trash_page(request, page, links, paging, days, headers)
 
@@ -151,5 +154,9 @@ class EventosResource(Resource):
         eventos = await shared_of(request).storage.events(after_id, limit)
         last = eventos[-1].id if eventos else after_id
         links = {"next": f"{FEED_PATH}?{urllib.parse.urlencode({'depois': last, 'limite': limit})}"}
-        body = {"eventos": [history.representation(e) for e in eventos], "links": links}
+        body = {
+            "eventos": [history.representation(e) for e in eventos],
+            "links": links,
+            "cursores": {"next": {"depois": last}},
+        }
         return json_response(body, headers={**_NO_STORE, **link_header(links)})

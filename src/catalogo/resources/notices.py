@@ -198,6 +198,8 @@ _ACCOUNT_NOTICES = {
     "criado": "Usuário criado.",
     "alterado": "Usuário alterado. Se foi desativado, as sessões dele foram encerradas.",
     "revogado": "Token revogado: ele parou de valer agora mesmo.",
+    "webhook-removido": "Webhook removido: ele não recebe mais eventos.",
+    "webhook-reenviado": "Webhook ligado: os eventos a partir do escolhido vão de novo.",
 }
 
 

@@ -112,11 +112,12 @@ class ProdutosResource(Resource):
             page = await shared.storage.find(listing.query, cursor, count, position=media == HTML)
         except QueryTimeout as stopped:
             return _unanswerable(request, media, stopped)
-        links = {
-            rel: listing.at(cursor).url
+        neighbours = {
+            rel: listing.at(cursor)
             for rel, cursor in (("prev", page.prev), ("next", page.next))
             if cursor
         }
+        links = {rel: neighbour.url for rel, neighbour in neighbours.items()}
         headers = {"Cache-Control": "no-cache", **VARY, **link_header(links)}
         if media == HTML:
             return list_page(request, Found(listing, page, links), headers=headers)
@@ -125,6 +126,7 @@ class ProdutosResource(Resource):
             body["total"] = page.total
             headers["Preference-Applied"] = "count=exact"
         body["links"] = links
+        body["cursores"] = {rel: neighbour.cursor for rel, neighbour in neighbours.items()}
         return json_response(body, headers=headers)
 
     async def post(self, request: Request) -> Response:

@@ -23,6 +23,7 @@ from catalogo.produtos import Produto
 from catalogo.search import Position, Query
 from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Page
+from catalogo.storage.port_webhooks import WebhookStore
 
 
 class StorageUnavailable(Exception):
@@ -409,7 +410,14 @@ class ImportStore(Protocol):
 
 
 class Storage(
-    ProductStore, SearchStore, HistoryStore, KeyStore, AccountStore, ImportStore, Protocol
+    ProductStore,
+    SearchStore,
+    HistoryStore,
+    KeyStore,
+    AccountStore,
+    ImportStore,
+    WebhookStore,
+    Protocol,
 ):
     """A whole database: every role, and its schema and its end."""
 

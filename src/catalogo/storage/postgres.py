@@ -28,6 +28,7 @@ from catalogo.storage.postgres_history import WRITING_EVENT, PostgresHistory, pr
 from catalogo.storage.postgres_imports import PostgresImports
 from catalogo.storage.postgres_pool import Connection
 from catalogo.storage.postgres_search import PostgresSearch
+from catalogo.storage.postgres_webhooks import PostgresWebhooks
 from catalogo.storage.sql import (
     CODIGO_HOLDER,
     EVENT_COLUMNS,
@@ -48,7 +49,9 @@ _THIS_SESSION = f"(SELECT {_SESSION} FROM pg_stat_activity WHERE pid = pg_backen
 _HOLDER_GONE = f"NOT EXISTS (SELECT FROM pg_stat_activity WHERE {_SESSION} = k.holder)"
 
 
-class PostgresStorage(PostgresSearch, PostgresHistory, PostgresAccounts, PostgresImports):
+class PostgresStorage(
+    PostgresSearch, PostgresHistory, PostgresAccounts, PostgresImports, PostgresWebhooks
+):
     async def get(self, id: int) -> Produto | None:
         rows = await self._fetch(f"SELECT {_COLUMNS} FROM produtos WHERE id = $1 AND {_LIVE}", id)
         return produto_of(rows[0]) if rows else None

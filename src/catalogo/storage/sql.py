@@ -12,6 +12,7 @@ from catalogo.history import Autoria, Evento
 from catalogo.produtos import Produto, same_fields
 from catalogo.storage import paging
 from catalogo.storage.port import Importacao, StagedLine
+from catalogo.webhooks import Webhook
 
 USER_COLUMNS = "id, nome, papel, ativo, created_at"
 TOKEN_COLUMNS = (
@@ -189,3 +190,62 @@ def staged_row(importacao: Importacao, conteudo: bytes) -> tuple[Any, ...]:
 def line_rows(id: str, lines: Sequence[StagedLine]) -> Iterator[tuple[str, str, int, str]]:
     """STAGED_LINES' values, numbered in the file's order."""
     return ((id, tipo, posicao, dados) for posicao, (tipo, dados) in enumerate(lines))
+
+
+# Webhooks (webhooks.py): a subscription's columns, in Webhook's order.
+WEBHOOK_COLUMNS = (
+    "id, url, eventos, segredo, criado_em, criado_por, ultimo_evento, falhas, falhando_desde, "
+    "proxima_em, ultimo_status, ultima_resposta, ultima_em, desativado_em, motivo"
+)
+# A new one delivers the events written after it: those after the last one now.
+CREATE_WEBHOOK = (
+    "INSERT INTO webhooks (url, eventos, segredo, criado_em, criado_por, ultimo_evento) "
+    "VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM eventos)) "
+    f"RETURNING {WEBHOOK_COLUMNS}"
+)
+WEBHOOKS = f"SELECT {WEBHOOK_COLUMNS} FROM webhooks ORDER BY id"
+WEBHOOK = f"SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?"
+DELETE_WEBHOOK = "DELETE FROM webhooks WHERE id = ? RETURNING id"
+# From the event after `ultimo_evento` again, on again, its failures forgotten; a delivery under
+# way loses its lease, so that what it was sending does not move the subscription on.
+REPLAY_WEBHOOK = (
+    "UPDATE webhooks SET ultimo_evento = ?, falhas = 0, falhando_desde = NULL, proxima_em = 0, "
+    "desativado_em = NULL, motivo = NULL, dono = NULL, posse_ate = 0 WHERE id = ? "
+    f"RETURNING {WEBHOOK_COLUMNS}"
+)
+# Whether a subscription is due: on, not held, its wait over, and an event after its last.
+WEBHOOK_DUE = (
+    "desativado_em IS NULL AND proxima_em <= ? AND posse_ate < ? "
+    "AND ultimo_evento < (SELECT coalesce(max(id), 0) FROM eventos)"
+)
+ANY_WEBHOOK_DUE = f"SELECT 1 FROM webhooks WHERE {WEBHOOK_DUE} LIMIT 1"
+# A delivery that answered 2xx: the next event, while the lease is still this instance's.
+WEBHOOK_DELIVERED = (
+    "UPDATE webhooks SET ultimo_evento = ?, falhas = 0, falhando_desde = NULL, proxima_em = 0, "
+    "ultimo_status = ?, ultima_resposta = ?, ultima_em = ?, posse_ate = ? "
+    "WHERE id = ? AND dono = ? AND posse_ate >= ? RETURNING id"
+)
+# One that did not: when to try again (or, with a `motivo`, off), and the lease let go.
+WEBHOOK_FAILED = (
+    "UPDATE webhooks SET falhas = falhas + 1, falhando_desde = coalesce(falhando_desde, ?), "
+    "proxima_em = ?, ultimo_status = ?, ultima_resposta = ?, ultima_em = ?, "
+    "desativado_em = ?, motivo = ?, dono = NULL, posse_ate = 0 WHERE id = ? AND dono = ?"
+)
+# The lease let go, past the events that were not of its kinds.
+RELEASE_WEBHOOK = (
+    "UPDATE webhooks SET ultimo_evento = CASE WHEN ultimo_evento < ? THEN ? "
+    "ELSE ultimo_evento END, dono = NULL, posse_ate = 0 WHERE id = ? AND dono = ?"
+)
+
+# Per subscription that is on: when the oldest event it has yet to receive was written.
+WEBHOOK_BACKLOG = (
+    "SELECT w.id, (SELECT e.em FROM eventos e WHERE e.id > w.ultimo_evento "
+    "AND (',' || w.eventos || ',') LIKE ('%,' || e.tipo || ',%') ORDER BY e.id LIMIT 1) "
+    "FROM webhooks w WHERE w.desativado_em IS NULL"
+)
+
+
+def webhook_of(row: Sequence[Any]) -> Webhook:
+    values = list(row)
+    values[2] = tuple(values[2].split(","))  # eventos, as the table lists them
+    return Webhook(*values)

@@ -36,6 +36,7 @@ from catalogo.storage.sqlite_history import (
 from catalogo.storage.sqlite_imports import SQLiteImports
 from catalogo.storage.sqlite_readers import Reader, Readers
 from catalogo.storage.sqlite_search import SQLiteSearch, index_if_long, index_pending
+from catalogo.storage.sqlite_webhooks import SQLiteWebhooks
 from catalogo.storage.sqlite_writer import Writer
 
 T = TypeVar("T")
@@ -67,7 +68,7 @@ def schema_version_of(path: str) -> str | None:
     return str(rows[0][0]) if rows else None
 
 
-class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports):
+class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports, SQLiteWebhooks):
     def __init__(
         self,
         path: str,

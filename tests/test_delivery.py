@@ -1,0 +1,218 @@
+"""Webhook delivery, as a receiver meets it: a real app (its lifespan runs the deliverer) on a
+real database, and a real HTTP receiver on loopback (allowed by the setting) that checks every
+delivery with the `standardwebhooks` library. The schedule and the polling are shortened so
+that each retry comes within a second."""
+
+import http.server
+import ipaddress
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+from standardwebhooks import Webhook as Verifier
+from starlette.testclient import TestClient
+
+from catalogo import delivery, webhooks
+from catalogo.app import create_app
+from catalogo.settings import Settings
+from tests.helpers import JSON, add_token, add_user, bearer, eventually
+
+LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
+
+
+@dataclass
+class Receiver:
+    """Answers each delivery with the next of `answers` (then 200), after `delay` seconds;
+    keeps what came, verified."""
+
+    answers: list[int] = field(default_factory=list)
+    delay: float = 0.0
+    secret: str = ""
+    got: list[tuple[str, int, dict[str, object]]] = field(default_factory=list)  # id, status
+    port: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/eventos"
+
+    def ids(self) -> list[str]:
+        return [message for message, _, _ in self.got]
+
+
+@pytest.fixture
+def receivers() -> Iterator[Callable[..., Receiver]]:
+    servers: list[http.server.ThreadingHTTPServer] = []
+
+    def make(answers: list[int] | None = None, delay: float = 0.0) -> Receiver:
+        receiver = Receiver(list(answers or []), delay)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["content-length"]))
+                sent = Verifier(receiver.secret).verify(body, dict(self.headers))
+                time.sleep(receiver.delay)
+                status = receiver.answers.pop(0) if receiver.answers else 200
+                receiver.got.append((self.headers["webhook-id"], status, sent))
+                self.send_response(status)
+                self.end_headers()
+                self.wfile.write(b"recebido")
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        receiver.port = server.server_address[1]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return receiver
+
+    yield make
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(delivery, "POLL_S", 0.05)
+    monkeypatch.setattr(webhooks, "SCHEDULE_S", (0.3, 0.6, 0.9))
+
+
+@pytest.fixture
+def admin(database: str, settings: Settings, fast: None) -> Iterator[TestClient]:
+    token = add_token(database, add_user(database, "ana", "admin"), "admin")
+    allowed = Settings(**{**vars(settings), "webhook_networks": LOOPBACK})
+    with TestClient(create_app(allowed), headers=bearer(token)) as client:
+        yield client
+
+
+def subscribe(client: TestClient, receiver: Receiver, eventos: list[str] | None = None) -> int:
+    made = client.post(
+        "/webhooks", json={"url": receiver.url, "eventos": eventos or list(webhooks.EVENTOS)}
+    )
+    assert made.status_code == 201, made.text
+    receiver.secret = made.json()["segredo"]
+    return int(made.json()["id"])
+
+
+def create(client: TestClient, nome: str) -> int:
+    made = client.post("/produtos", json={"nome": nome, "preco": "10"}, headers=JSON)
+    assert made.status_code == 201, made.text
+    return int(made.json()["id"])
+
+
+def test_every_event_reaches_the_receiver_verified_in_order_with_the_product_as_it_is(
+    admin: TestClient, receivers: Callable[..., Receiver]
+) -> None:
+    receiver = receivers()
+    subscribe(admin, receiver)
+    id = create(admin, "Caneca")
+    admin.put(f"/produtos/{id}", json={"nome": "Caneca azul", "preco": "12"}, headers=JSON)
+    admin.delete(f"/produtos/{id}", headers=JSON)
+    admin.post(f"/produtos/{id}/restauracao", headers=JSON)
+    eventually(lambda: len(receiver.got) == 4, seconds=10)
+    kinds = [sent["type"] for _, _, sent in receiver.got]
+    assert kinds == ["produto.criado", "produto.alterado", "produto.removido", "produto.restaurado"]
+    assert receiver.ids() == ["evt_1", "evt_2", "evt_3", "evt_4"]
+    last = receiver.got[-1][2]["data"]
+    assert isinstance(last, dict) and last["produto"]["nome"] == "Caneca azul"
+    assert last["origem"] == "api" and last["versao"] == 4
+
+
+def test_a_receiver_that_fails_three_times_gets_the_event_after_each_wait_then_never_again(
+    admin: TestClient, receivers: Callable[..., Receiver]
+) -> None:
+    receiver = receivers([500, 500, 503])
+    id = subscribe(admin, receiver)
+    create(admin, "Caneca")
+    eventually(lambda: len(receiver.got) == 4, seconds=15)
+    assert receiver.ids() == ["evt_1"] * 4
+    assert [status for _, status, _ in receiver.got] == [500, 500, 503, 200]
+    time.sleep(1.5)  # more than the whole (shortened) schedule: nothing comes again
+    assert len(receiver.got) == 4
+    shown = admin.get(f"/webhooks/{id}").json()
+    assert shown["ultimo_evento"] == 1 and shown["falhas"] == 0 and shown["ultimo_status"] == 200
+
+
+def test_a_receiver_that_never_answers_2xx_is_switched_off_saying_why(
+    admin: TestClient, receivers: Callable[..., Receiver]
+) -> None:
+    receiver = receivers([500] * 10)
+    id = subscribe(admin, receiver)
+    create(admin, "Caneca")
+    eventually(lambda: not admin.get(f"/webhooks/{id}").json()["ativo"], seconds=15)
+    shown = admin.get(f"/webhooks/{id}").json()
+    assert len(receiver.got) == 4 and "4 falhas seguidas" in shown["motivo"]
+    page = admin.get("/webhooks", headers={"Accept": "text/html"}).text
+    assert "desligado" in page and "4 falhas seguidas" in page
+
+
+def test_a_410_switches_the_subscription_off_at_once_and_replaying_switches_it_on(
+    admin: TestClient, receivers: Callable[..., Receiver]
+) -> None:
+    receiver = receivers([410])
+    id = subscribe(admin, receiver)
+    create(admin, "Caneca")
+    eventually(lambda: not admin.get(f"/webhooks/{id}").json()["ativo"], seconds=10)
+    assert "410" in admin.get(f"/webhooks/{id}").json()["motivo"] and len(receiver.got) == 1
+    create(admin, "Mesa")
+    replayed = admin.post(f"/webhooks/{id}/reenvio", json={"desde": 1})
+    assert replayed.status_code == 200 and replayed.json()["ativo"]
+    eventually(lambda: len(receiver.got) == 3, seconds=10)
+    assert receiver.ids() == ["evt_1", "evt_1", "evt_2"]
+
+
+def test_a_slow_receiver_delays_neither_another_subscription_nor_the_site(
+    admin: TestClient, receivers: Callable[..., Receiver]
+) -> None:
+    slow, quick = receivers(delay=3.0), receivers()
+    subscribe(admin, slow)
+    subscribe(admin, quick)
+    started = time.monotonic()
+    for n in range(3):
+        create(admin, f"Produto {n}")
+    eventually(lambda: len(quick.got) == 3, seconds=10)
+    assert time.monotonic() - started < 2.5 and len(slow.got) == 0
+    assert admin.get("/produtos/1", headers=JSON).status_code == 200
+
+
+def test_only_the_kinds_asked_for_are_sent(
+    admin: TestClient, receivers: Callable[..., Receiver]
+) -> None:
+    receiver = receivers()
+    subscribe(admin, receiver, ["removido"])
+    id = create(admin, "Caneca")
+    admin.delete(f"/produtos/{id}", headers=JSON)
+    eventually(lambda: len(receiver.got) == 1, seconds=10)
+    assert receiver.ids() == ["evt_2"]
+
+
+def test_a_name_that_resolves_to_a_private_address_at_delivery_is_not_reached(
+    database: str, settings: Settings, fast: None, receivers: Callable[..., Receiver]
+) -> None:
+    """Subscribed while loopback was allowed; then the setting is gone, as if the name's DNS
+    had changed to a private address: the delivery is refused on the address it would reach."""
+    token = add_token(database, add_user(database, "ana", "admin"), "admin")
+    receiver = receivers()
+    allowed = Settings(**{**vars(settings), "webhook_networks": LOOPBACK})
+    with TestClient(create_app(allowed), headers=bearer(token)) as client:
+        id = subscribe(client, receiver)
+    with TestClient(create_app(settings), headers=bearer(token)) as client:
+        create(client, "Caneca")
+        eventually(lambda: client.get(f"/webhooks/{id}").json()["falhas"] >= 1, seconds=10)
+        shown = client.get(f"/webhooks/{id}").json()
+    assert receiver.got == [] and shown["ultimo_status"] is None
+    assert "127.0.0.1 é de loopback" in shown["ultima_resposta"]
+
+
+def test_the_secret_signs_nothing_it_did_not_send(
+    admin: TestClient, receivers: Callable[..., Receiver]
+) -> None:
+    receiver = receivers()
+    subscribe(admin, receiver)
+    create(admin, "Caneca")
+    eventually(lambda: len(receiver.got) == 1, seconds=10)
+    assert json.dumps(receiver.got[0][2]).count(receiver.secret) == 0
