@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import httpx
 
 POLL_S = 1.0  # how often a worker looks for a subscription with something to send
-LEASE_S = 60.0  # a subscription's lease: longer than a delivery, renewed by each one
+LEASE_S = 30.0  # a subscription's lease: three deliveries long, renewed by each one
 TIMEOUT_S = 10.0
 IN_FLIGHT = 16  # subscriptions one worker delivers to at once
 EVENTS_READ = 100

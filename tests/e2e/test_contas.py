@@ -137,6 +137,37 @@ def test_an_admin_sees_the_account_pages_makes_a_token_sees_it_once_and_revokes_
     assert answer.status == 401
 
 
+def test_an_admin_subscribes_a_webhook_sees_its_secret_once_and_removes_it(
+    page: Page, staffed: str, look: Look
+) -> None:
+    page.goto(f"{staffed}/entrar")
+    sign_in(page, "maria")
+    page.get_by_role("link", name="Webhooks").click()
+    page.get_by_label("URL").fill("http://169.254.169.254/latest/meta-data")
+    page.get_by_role("button", name="Criar webhook").click()
+    expect(page.get_by_role("alert")).to_contain_text("link-local")
+    expect(page.get_by_label("URL")).to_have_value("http://169.254.169.254/latest/meta-data")
+    look(page, "webhook-refused")
+    url = f"http://93.184.215.14/{unique('erp')}"  # public; no event comes after it is made
+    page.get_by_label("URL").fill(url)
+    page.get_by_label("restaurado").uncheck()
+    page.get_by_role("button", name="Criar webhook").click()
+    shown = page.locator("code.token")
+    expect(shown).to_have_text(re.compile(r"whsec_[A-Za-z0-9+/]+=*"))
+    look(page, "webhook-shown")
+    secret = shown.inner_text()
+    page.reload()
+    expect(page.get_by_text(secret)).to_have_count(0)
+    row = page.get_by_role("row").filter(has_text=url)
+    expect(row).to_contain_text("criado, alterado, removido")
+    row.get_by_role("button", name=re.compile("^Remover")).click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Webhook removido: ele não recebe mais eventos."
+    )
+    expect(page.get_by_text(url)).to_have_count(0)
+    look(page, "webhook-removed")
+
+
 def test_the_docs_page_tries_an_operation_as_a_program_would_with_the_token_given(
     page: Page, staffed: str, database: str, look: Look
 ) -> None:

@@ -28,6 +28,11 @@ CANECA = {"nome": "Caneca", "descricao": "Azul", "preco": "29.90"}
 PROBLEM = "application/problem+json"
 
 
+def as_page(token: str) -> dict[str, str]:
+    """A token's request that asks for the page by name: one with no Accept gets JSON."""
+    return {"authorization": f"Bearer {token}", "accept": "text/html"}
+
+
 def events(db: Database, id: int) -> list[dict[str, Any]]:
     rows = db.execute(
         "SELECT tipo, versao, antes, depois, quem, token, origem, request_id FROM eventos "
@@ -278,7 +283,7 @@ class TestTheHistoryPage:
         id = create_via_json(client, CANECA)["id"]
         token = add_token(database, add_user(database, "maria", "editor"))
         client.put(f"/produtos/{id}", json={**CANECA, "preco": "1234.5"}, headers=bearer(token))
-        page = client.get(f"/produtos/{id}/historico", headers={"authorization": f"Bearer {token}"})
+        page = client.get(f"/produtos/{id}/historico", headers=as_page(token))
         assert page.status_code == 200 and page.headers["cache-control"] == "private, no-store"
         rows = re.findall(r'<p class="evento">(.*?)</p>', page.text)
         assert [re.sub(r"<.*?>|\d\d/\d\d/\d{4} \d\d:\d\d", "", row) for row in rows] == [
@@ -426,7 +431,7 @@ class TestTheTrash:
         assert [r["produto"]["nome"] for r in first["removidos"]] == ["p3", "p0", "p1"]
         assert {r["quem"] for r in first["removidos"]} == {"maria"}
         assert first["links"] == {}
-        page = client.get("/produtos/removidos", headers={"authorization": f"Bearer {token}"})
+        page = client.get("/produtos/removidos", headers=as_page(token))
         assert page.text.count("por maria") == 3
         assert "<title>Removidos · Catálogo</title>" in page.text
 
@@ -482,8 +487,9 @@ class TestTheFeed:
         rest = client.get(body["links"]["next"], headers=JSON).json()
         assert [e["tipo"] for e in rest["eventos"]] == ["removido", "restaurado"]
         assert rest["eventos"][0]["depois"] is None
+        assert rest["cursores"] == {"next": {"depois": 4}}  # the link's `depois`, as a value
         end = client.get(rest["links"]["next"], headers=JSON).json()
-        assert end == {"eventos": [], "links": rest["links"]}  # poll the same link again
+        assert end == {"eventos": [], "links": rest["links"], "cursores": rest["cursores"]}
 
     @pytest.mark.parametrize(
         "query",

@@ -41,7 +41,7 @@ def test_healthz_answers_without_the_database(settings: Settings, db: Database) 
 def test_readyz_is_200_on_a_current_schema(client: TestClient) -> None:
     response = client.get("/readyz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ready", "schema": "0015"}
+    assert response.json() == {"status": "ready", "schema": "0016"}
 
 
 def test_readyz_is_503_on_an_outdated_schema_and_says_what_to_do(
@@ -123,7 +123,7 @@ class TestTheDocsPage:
         page = client.get("/docs").text
         index = page.split('<nav class="docs-indice"')[1].split("</nav>")[0]
         operations = re.findall(r'<a href="#([^"]+)"><span class="metodo">', index)
-        assert len(operations) == 21
+        assert len(operations) == 26
         for anchor in operations:
             section = page.split(f'<h3 id="{anchor}">')[1].split('<section class="operacao"')[0]
             summary = re.search(r'<p class="resumo">.+?</p>\s*<details class="detalhes">', section)

@@ -52,7 +52,8 @@ class TestRepresentations:
         assert seguinte["links"] == {"prev": "/produtos"}
 
     def test_an_empty_list_is_an_empty_array(self, client: TestClient) -> None:
-        assert client.get("/produtos", headers=JSON).json() == {"produtos": [], "links": {}}
+        empty = {"produtos": [], "links": {}, "cursores": {}}
+        assert client.get("/produtos", headers=JSON).json() == empty
 
 
 class TestWrites:
