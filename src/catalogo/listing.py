@@ -134,10 +134,11 @@ class Listing:
             pairs.append(("ordem", self.query.ordem))
         return urllib.parse.urlencode(pairs, quote_via=urllib.parse.quote)
 
-    @cached_property
+    @property
     def cursor(self) -> dict[str, str]:
         """Where this page starts, as its query parameter and value (none: the first page),
-        which a program passes back as `cursor` (a JSON page's `cursores`)."""
+        which a program passes back as `cursor` (a JSON page's `cursores`). Not kept: a
+        cached_property takes a lock on Python 3.11, and a redirect to the list reads it once."""
         found: dict[str, str] = {}
         for name, position in (("depois", self.after), ("antes", self.before)):
             if position == END:

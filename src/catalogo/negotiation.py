@@ -56,7 +56,7 @@ def preferred(request: Request, offered: Sequence[str]) -> str | None:
     JSON unless its Accept names HTML above it. Generated clients send no Accept, or `*/*`.
     """
     if JSON in offered and _is_program(request):
-        offered = (JSON, *(media for media in offered if media != JSON))
+        offered = _json_first(tuple(offered))
     return _best(header(request, b"accept"), offered)
 
 
@@ -64,6 +64,11 @@ def prefers_json(request: Request) -> bool:
     """Whether an error should go out as problem details rather than as a page."""
     offered = (JSON, HTML) if _is_program(request) else (HTML, JSON)
     return _best(header(request, b"accept"), (*offered, PROBLEM)) in (JSON, PROBLEM)
+
+
+@functools.cache  # the few tuples resources offer
+def _json_first(offered: tuple[str, ...]) -> tuple[str, ...]:
+    return (JSON, *(media for media in offered if media != JSON))
 
 
 def _is_program(request: Request) -> bool:

@@ -18,6 +18,7 @@ def test_the_docs_page_is_reached_from_every_page_and_reads_well(page: Page, loo
             "Histórico",
             "Lotes",
             "Importações",
+            "Webhooks",
             "Operação",
         ]
     )
@@ -37,7 +38,7 @@ def test_an_index_link_opens_its_folded_operation(page: Page, look: Look) -> Non
     """Each operation shows its heading and summary, its details folded: the index's link
     opens the one it names, at that heading, and an address with its #fragment does too."""
     page.goto("/docs")
-    expect(page.locator("details.detalhes")).to_have_count(21)
+    expect(page.locator("details.detalhes")).to_have_count(26)
     expect(page.locator("details.detalhes[open]")).to_have_count(0)
     operation = page.locator("section.operacao").filter(
         has=page.get_by_role("heading", name="PUT /produtos/{id}")

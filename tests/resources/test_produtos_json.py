@@ -52,7 +52,7 @@ class TestRepresentations:
         assert seguinte["links"] == {"prev": "/produtos"}
 
     def test_an_empty_list_is_an_empty_array(self, client: TestClient) -> None:
-        empty = {"produtos": [], "links": {}, "cursores": {}}
+        empty: dict[str, object] = {"produtos": [], "links": {}, "cursores": {}}
         assert client.get("/produtos", headers=JSON).json() == empty
 
 
