@@ -151,7 +151,9 @@ class Listing:
     @cached_property
     def encoded(self) -> str:
         """The query string of this page of the list."""
-        page = "&".join(f"{name}={value}" for name, value in self.cursor.items())
+        page = ""
+        for name, value in self.cursor.items():  # one at most
+            page = f"{name}={value}"
         return "&".join(part for part in (self.search, page) if part)
 
     @property

@@ -55,9 +55,13 @@ def preferred(request: Request, offered: Sequence[str]) -> str | None:
     client is a program: one that sends JSON, or a bearer token (no browser sends one), gets
     JSON unless its Accept names HTML above it. Generated clients send no Accept, or `*/*`.
     """
-    if JSON in offered and _is_program(request):
-        offered = _json_first(tuple(offered))
-    return _best(header(request, b"accept"), offered)
+    accept = header(request, b"accept")
+    best = _best(accept, offered)
+    # Who the client is matters only on a tie, or with no Accept: asked first, a program that
+    # names JSON (as most do) costs nothing more.
+    if best != JSON and JSON in offered and _is_program(request):
+        return _best(accept, _json_first(tuple(offered)))
+    return best
 
 
 def prefers_json(request: Request) -> bool:
