@@ -3,7 +3,7 @@ change feed (resources/history.py), with their schemas."""
 
 from typing import Any
 
-from catalogo.openapi import parts
+from catalogo.openapi import lists, parts
 
 _CAMPOS = {
     "type": ["object", "null"],
@@ -48,7 +48,7 @@ def paths() -> dict[str, Any]:
                 "quem, quando, de onde e os campos antes e depois. Paginado pela versão "
                 "(`depois`, `antes`). Um produto removido mantém o histórico.",
                 "parameters": [
-                    parts.cursor_param(
+                    lists.cursor_param(
                         "das versões anteriores a esta", "das versões posteriores a esta"
                     )
                 ],
@@ -79,7 +79,7 @@ def paths() -> dict[str, Any]:
                 "summary": "Os produtos removidos, o removido mais recentemente primeiro",
                 "description": "Cada um volta com `POST /produtos/{id}/restauracao` até ser "
                 "apagado de vez (`catalogo removidos limpar`). Paginada pelo número do produto.",
-                "parameters": [parts.cursor_param("após este produto", "antes deste produto")],
+                "parameters": [lists.cursor_param("após este produto", "antes deste produto")],
                 "responses": {
                     "200": {
                         "description": "Uma página; `Link` traz rel=next e rel=prev.",
@@ -197,7 +197,7 @@ def schemas() -> dict[str, Any]:
             "properties": {
                 "eventos": {"type": "array", "items": parts.ref("Evento")},
                 "links": links,
-                "cursores": parts.cursors("Cursor"),
+                "cursores": lists.cursors("Cursor"),
             },
             "required": ["eventos", "links", "cursores"],
         },
@@ -238,7 +238,7 @@ def schemas() -> dict[str, Any]:
                     },
                 },
                 "links": links,
-                "cursores": parts.cursors("Cursor"),
+                "cursores": lists.cursors("Cursor"),
             },
             "required": ["removidos", "links", "cursores"],
         },

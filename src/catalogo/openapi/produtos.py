@@ -4,7 +4,7 @@ restore), and the document they and history.py's are assembled into."""
 from typing import Any
 
 from catalogo.exports import XLSX
-from catalogo.openapi import history, importacoes, lotes, parts, webhooks
+from catalogo.openapi import history, importacoes, lists, lotes, parts, webhooks
 
 
 def document() -> dict[str, Any]:
@@ -45,11 +45,11 @@ def document() -> dict[str, Any]:
                     "planilha com células tipadas. Colunas: "
                     "`id;codigo;nome;descricao;preco;versao;atualizado_em`. Um texto que "
                     "começa com `=`, `+`, `-`, `@`, tab, CR ou LF ganha um `'` à frente no CSV.",
-                    "parameters": parts.LIST_PARAMS,
+                    "parameters": lists.LIST_PARAMS,
                     "responses": {
                         "200": {
                             "description": "Uma página; `Link` traz rel=next e rel=prev.",
-                            "headers": parts.LIST_HEADERS,
+                            "headers": lists.LIST_HEADERS,
                             "content": {
                                 "application/json": {
                                     "schema": parts.ref("Pagina"),
@@ -334,6 +334,7 @@ def document() -> dict[str, Any]:
         "components": {
             "schemas": {
                 **parts.schemas(),
+                **lists.schemas(),
                 **history.schemas(),
                 **importacoes.schemas(),
                 **lotes.schemas(),
