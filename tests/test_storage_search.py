@@ -314,6 +314,20 @@ def within_budget(database: str, test: Callable[[Storage], Awaitable[None]]) -> 
     asyncio.run(opened())
 
 
+async def found_within_budget(
+    find: Callable[[], Awaitable[Page[Produto, Position]]],
+) -> Page[Produto, Position]:
+    """The page of three rows takes well under BUDGET_MS; a shared CI machine may still stall
+    one statement past it (a cold connection, a busy core). Such a try says nothing about the
+    count, so it is tried again, a few times at most."""
+    for _ in range(4):
+        try:
+            return await find()
+        except QueryTimeout:
+            await asyncio.sleep(0.5)
+    return await find()
+
+
 def test_a_list_that_runs_past_the_time_budget_is_stopped(database: str, db: Database) -> None:
     big_catalog(database, db)
 
@@ -335,7 +349,9 @@ def test_a_count_that_runs_past_the_time_budget_is_left_out_of_its_page(
 
     async def test(storage: Storage) -> None:
         everything = Query(terms(EVERYWHERE))
-        page = await storage.find(everything, Cursor(2), count=COUNT_EXACT, position=True)
+        page = await found_within_budget(
+            lambda: storage.find(everything, Cursor(2), count=COUNT_EXACT, position=True)
+        )
         assert [p.id for p in page.items] == [BIG, BIG - 1]
         assert page.total is None and page.next is not None
 

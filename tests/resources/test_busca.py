@@ -5,11 +5,13 @@ import base64
 import dataclasses
 import json
 import re
+import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import orjson
 import pytest
+from httpx2 import Response
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -290,6 +292,16 @@ def test_a_huge_prefer_header_is_no_server_error(client: TestClient) -> None:
     assert response.status_code in (200, 400, 431)
 
 
+def within_budget(get: Callable[[], Response]) -> Response:
+    """A page of three rows takes well under BUDGET_MS, but a shared CI machine may stall one
+    statement past it; such a try says nothing about the page, so it is tried again."""
+    for _ in range(4):
+        if (response := get()).status_code != 422:
+            return response
+        time.sleep(0.5)
+    return get()
+
+
 class TestAListPastTheTimeBudget:
     """CATALOGO_QUERY_TIMEOUT_MS: a list that would take longer is stopped and answered 422
     with what to do about it, never a worker spent; a count that would is left out."""
@@ -309,7 +321,7 @@ class TestAListPastTheTimeBudget:
         assert "palavras de 3 letras ou mais" in response.text
         assert f'value="{q}"' in response.text.replace("&#34;", '"')
         assert response.headers["cache-control"] == "no-store"
-        everything = slow.get("/produtos", params={"q": EVERYWHERE})
+        everything = within_budget(lambda: slow.get("/produtos", params={"q": EVERYWHERE}))
         assert everything.status_code == 200 and len(names(everything.text)) == 3
 
     def test_a_program_gets_a_problem_and_a_page_without_the_count_it_asked_for(
@@ -321,8 +333,10 @@ class TestAListPastTheTimeBudget:
         assert stopped.status_code == 422
         assert stopped.headers["content-type"] == "application/problem+json"
         assert f"passou de {BUDGET_MS} ms" in stopped.json()["detail"]
-        counted = slow.get(
-            "/produtos", params={"q": EVERYWHERE}, headers={**JSON, "prefer": "count=exact"}
+        counted = within_budget(
+            lambda: slow.get(
+                "/produtos", params={"q": EVERYWHERE}, headers={**JSON, "prefer": "count=exact"}
+            )
         )
         assert counted.status_code == 200 and len(counted.json()["produtos"]) == 3
         assert "total" not in counted.json()
