@@ -3,6 +3,7 @@ real database, and a real HTTP receiver on loopback (allowed by the setting) tha
 delivery with the `standardwebhooks` library. The schedule and the polling are shortened so
 that each retry comes within a second."""
 
+import asyncio
 import http.server
 import ipaddress
 import json
@@ -12,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import pytest
 from standardwebhooks import Webhook as Verifier
@@ -19,7 +21,9 @@ from starlette.testclient import TestClient
 
 from catalogo import delivery, webhooks
 from catalogo.app import create_app
+from catalogo.history import Evento
 from catalogo.settings import Settings
+from catalogo.storage import Storage, open_storage
 from tests.databases import Database
 from tests.helpers import JSON, ONLY_POSTGRESQL, add_token, add_user, bearer, eventually
 from tests.processes import free_port, http_client, start_serving, stop
@@ -194,6 +198,62 @@ def test_only_the_kinds_asked_for_are_sent(
     admin.delete(f"/produtos/{id}", headers=JSON)
     eventually(lambda: len(receiver.got) == 1, seconds=10)
     assert receiver.ids() == ["evt_2"]
+
+
+def test_a_long_run_of_other_kinds_is_passed_over_without_the_lease_running_out(
+    database: str,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    receivers: Callable[..., Receiver],
+) -> None:
+    """Reads of the history made slow, a lease of 0.3 s and 5 events a read: 41 events take
+    longer to pass over than a lease lasts. A rival instance tries to take the subscription at
+    every read, and never can; the one event of the kind asked for comes once."""
+    monkeypatch.setattr(delivery, "POLL_S", 1000.0)  # the app's own deliverer looks only once
+    monkeypatch.setattr(delivery, "LEASE_S", 0.3)
+    monkeypatch.setattr(delivery, "EVENTS_READ", 5)
+    token = add_token(database, add_user(database, "ana", "admin"), "admin")
+    allowed = Settings(**{**vars(settings), "webhook_networks": LOOPBACK})
+    receiver = receivers()
+    with TestClient(create_app(allowed), headers=bearer(token)) as admin:
+        subscribe(admin, receiver, ["removido"])
+        ids = [create(admin, f"Caneca {n}") for n in range(40)]
+        admin.delete(f"/produtos/{ids[0]}", headers=JSON)
+
+    taken_by_the_rival: list[float] = []
+
+    class SlowHistory:
+        def __init__(self, storage: Storage) -> None:
+            self._storage = storage
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._storage, name)
+
+        async def events(self, after: int, limit: int) -> list[Evento]:
+            await asyncio.sleep(0.07)
+            now = time.time()
+            if await self._storage.claim_webhook("rival", now, now + 1) is not None:
+                taken_by_the_rival.append(now)
+            return await self._storage.events(after, limit)
+
+    async def deliver() -> int:
+        storage = await open_storage(allowed)
+        deliverer = delivery.Deliverer(cast(Storage, SlowHistory(storage)), LOOPBACK)
+        looks = 0
+        try:
+            while not receiver.got and looks < 20 and not taken_by_the_rival:
+                looks += 1
+                await deliverer.serve_due()
+                await asyncio.gather(*deliverer._serving)
+        finally:
+            await deliverer.close()
+            await storage.close()
+        return looks
+
+    looks = asyncio.run(deliver())
+    assert taken_by_the_rival == []
+    assert looks > 1  # let go on the way, and taken again where it stood
+    assert receiver.ids() == ["evt_41"]
 
 
 def test_a_name_that_resolves_to_a_private_address_at_delivery_is_not_reached(

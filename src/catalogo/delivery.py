@@ -9,7 +9,9 @@ one in flight per subscription, so a slow or failing receiver delays only itself
 waits as webhooks.SCHEDULE_S says, then the same event goes again with the same `webhook-id`; a
 410, or a failure past the schedule's end, switches the subscription off, and /webhooks says
 why. A worker killed mid-delivery loses nothing: its lease ends, another instance takes the
-subscription and sends the event again.
+subscription and sends the event again. A long run of events of other kinds is passed over a
+third of a lease at a time, then let go where it stands and taken again at the next look, so no
+lease runs out while its holder is still reading.
 
 Every connection goes to an address checked just before it is made (webhooks.refused_address):
 the name is resolved here, and the request sent to the address found, with the name in `Host`
@@ -147,8 +149,11 @@ class Deliverer:
         """Its events in order while they are answered 2xx; then the lease let go."""
         done = webhook.ultimo_evento
         failures, failing_since = webhook.falhas, webhook.falhando_desde
+        renewed = time.monotonic()
         try:
             while eventos := await self._storage.events(done, EVENTS_READ):
+                if time.monotonic() - renewed > LEASE_S / 3:
+                    break  # a long run of other kinds: let go in time, where it stands
                 for evento in eventos:
                     if evento.tipo not in webhook.eventos:
                         done = evento.id
@@ -172,6 +177,7 @@ class Deliverer:
                     if not held:  # replayed meanwhile, or taken over: the new holder goes on
                         return
                     done, failures, failing_since = evento.id, 0, None
+                    renewed = time.monotonic()
             await self._storage.release_webhook(webhook.id, self._owner, done)
         except StorageUnavailable as error:  # the lease ends by itself, and another goes on
             _LOG.warning("webhooks: o banco de dados não responde (%s)", error)
