@@ -4,10 +4,10 @@ the handlers, the pages' header, the error pages and the cache headers.
 Apart from access.py so that errors.py can read it: access raises errors' refusals.
 """
 
+import functools
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,11 +21,11 @@ _MODE = "catalogo.auth_mode"
 _ENDED = "catalogo.session_ended"
 
 
-@dataclass(frozen=True)
-class Visitor:
+class Visitor(NamedTuple):
     """What a page shows of who is looking: their name and role, or the way to sign in, and
     whether to offer the buttons that change the catalog. None in the templates: no one has
-    signed in and no one needs to (the spec's anonymous pages, as they always were)."""
+    signed in and no one needs to (the spec's anonymous pages, as they always were). A tuple:
+    it is part of the key of every page kept (templating.Pages), hashed and compared in C."""
 
     nome: str | None
     papel: Papel | None
@@ -78,9 +78,14 @@ def audience(request: Request) -> str:
 
 def here(request: Request, with_query: bool = True) -> str:
     """This request's path and query, percent-encoded: a local path access.local_path accepts."""
-    path = urllib.parse.quote(request.scope["path"], safe="/:@!$&'()*+,;=~")
+    path = _quoted(request.scope["path"])
     query = request.scope["query_string"].decode("latin-1") if with_query else ""
     return f"{path}?{query}" if query else path
+
+
+@functools.lru_cache(maxsize=256)  # every anonymous page names itself, once accounts are on
+def _quoted(path: str) -> str:
+    return urllib.parse.quote(path, safe="/:@!$&'()*+,;=~")
 
 
 def personal(request: Request, response: Response) -> None:

@@ -3,7 +3,6 @@ again after someone else saved (a conflict). The list is list_pages.py's; the 30
 write, and the notice it leaves, are notices.py's."""
 
 from collections.abc import Hashable
-from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -69,14 +68,14 @@ def _filled(request: Request, who: Visitor | None, query: bytes, produto: Produt
 
 def _seen_by(who: Visitor | None) -> Hashable:
     """Who a skeleton is for: the visitor but for the page they are on, which is a slot."""
-    return None if who is None else tuple(v for k, v in vars(who).items() if k != "aqui")
+    return None if who is None else who._replace(aqui="")
 
 
 def _edit_skeleton(
     request: Request, who: Visitor | None, criado: str | None, atualizado: str | None
 ) -> templating.Skeleton:
     if who is not None and who.aqui:
-        who = replace(who, aqui=templating.slot("aqui"))
+        who = who._replace(aqui=templating.slot("aqui"))
     context = _editing(
         who, _PRODUTO_SLOTS, _VALORES_SLOTS, {}, Listing.returning_to(request.query_params)
     )
