@@ -6,12 +6,13 @@ whatever else the machine is doing, where timings on a shared machine move by 10
 
 Each kind runs in-process (the ASGI app, no sockets) on a copy of one catalog of 2,000 products
 with an editor signed in, access log off: `edit` the edit page anonymously and `signed` with the
-session, both at random among 200 products (kept pages, after a warm-up), and `token` the JSON
-product with the editor's token; `update` and `create` the edit and new forms' posts with the
-session, and `jcreate` a JSON create with the token, 32 at a time, so that the writer commits
-them together as it does under load. The program runs twice under `valgrind --tool=cachegrind`, with
-a few and with many requests, and the difference is divided by theirs: what is left is a
-request's, every thread's instructions included (the writer's too), start-up and warm-up not.
+session, both at random among 200 products (kept pages, after a warm-up), `json` the JSON
+product anonymously and `token` with the editor's token; `update` and `create` the edit and
+new forms' posts with the session, and `jcreate` a JSON create with the token, 32 at a time,
+so that the writer commits them together as it does under load. The program runs twice under
+`valgrind --tool=cachegrind`, with a few and with many requests, and the difference is divided
+by theirs: what is left is a request's, every thread's instructions included (the writer's
+too), start-up and warm-up not.
 PYTHONHASHSEED is fixed, so that dicts and sets lay out alike in both runs. Instructions are not
 time: a system call counts as one, and a page SQLite zeroes or copies with `rep stosb` counts
 per byte; compare a kind with itself across revisions, not kinds with each other.
@@ -35,7 +36,7 @@ from profiling import scope
 from catalogo.app import create_app
 from catalogo.settings import Settings
 
-KINDS = ("edit", "signed", "update", "create", "token", "jcreate")
+KINDS = ("edit", "signed", "update", "create", "json", "token", "jcreate")
 PRODUCTS, HOT, TOGETHER = 2_000, 200, 32
 FEW, MANY, WARM_UP = 100, 1_100, 600
 FORM = b"application/x-www-form-urlencoded"
@@ -55,7 +56,7 @@ async def drive(catalog: Path, kind: str, requests: int, token: str) -> None:
             body, wanted = b"", 303
             if kind in ("edit", "signed"):
                 asked, wanted = scope("GET", f"/produtos/{id}"), 200
-            elif kind == "token":
+            elif kind in ("json", "token"):
                 asked, wanted = scope("GET", f"/produtos/{id}", accept=JSON), 200
             elif kind == "jcreate":
                 asked, wanted = scope("POST", "/produtos", accept=JSON), 201
@@ -73,13 +74,13 @@ async def drive(catalog: Path, kind: str, requests: int, token: str) -> None:
                 ]
             if kind in ("token", "jcreate"):
                 asked["headers"].append((b"authorization", b"Bearer " + token.encode()))
-            elif kind != "edit":
+            elif kind not in ("edit", "json"):
                 asked["headers"].append((b"cookie", cookie))
             status = (await _call(app, asked, body))["status"]
             if status != wanted:
                 sys.exit(f"instructions: {kind} answered {status}, not {wanted}")
 
-        if kind in ("edit", "signed", "token"):
+        if kind in ("edit", "signed", "json", "token"):
             for id in [random.randint(1, HOT) for _ in range(requests)]:
                 await one(id)
             return
