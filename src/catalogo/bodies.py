@@ -18,7 +18,7 @@ from python_multipart.exceptions import FormParserError
 from starlette.requests import Request
 from starlette.types import Scope
 
-from catalogo import errors
+from catalogo import bulk_errors, errors
 from catalogo.negotiation import FORM_TYPES, JSON, media_type
 
 MAX_FIELDS = 1000
@@ -197,7 +197,7 @@ async def read_upload(request: Request, field: str, fields: Collection[str]) -> 
     if media in FILE_TYPES:
         return Upload("", body, {})
     if media != "multipart/form-data":
-        raise errors.unsupported_upload(field)
+        raise bulk_errors.unsupported_upload(field)
     pairs: list[tuple[str, str]] = []
     files: list[Any] = []
 

@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from catalogo import error_responses, errors
+from catalogo import bulk_errors, error_responses, errors
 from catalogo.bodies import keep_body, read_form
 from catalogo.negotiation import FORM_TYPES, header, media_type
 from catalogo.settings import Settings
@@ -150,7 +150,7 @@ class Guard:
         if declared is not None and not (declared.isascii() and declared.isdigit()):
             raise errors.bad_request(errors.BAD_CONTENT_LENGTH)
         max_bytes = self.import_max_bytes if upload else self.max_bytes
-        too_large = errors.import_too_large if upload else errors.too_large
+        too_large = bulk_errors.import_too_large if upload else errors.too_large
         if declared is not None and int(declared) > max_bytes:
             raise too_large(max_bytes)
         loop = asyncio.get_running_loop()

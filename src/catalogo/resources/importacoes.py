@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import errors, idempotency, importing, imports
+from catalogo import bulk_errors, idempotency, importing, imports
 from catalogo.access import Need
 from catalogo.bodies import body_of, read_form, read_json, read_upload
 from catalogo.error_responses import problem_for
@@ -80,7 +80,7 @@ class ImportacoesResource(Resource):
             )
         except importing.ImportRefused as refused:
             if media == JSON:
-                raise errors.import_refused(str(refused)) from None
+                raise bulk_errors.import_refused(str(refused)) from None
             recent = await storage.importacoes(imports.RECENT)
             return imports_page(request, recent, str(refused), asked, 422)
         location = {"Location": path_of(staged)}
@@ -154,7 +154,7 @@ def _pages(body: dict[str, Any]) -> dict[str, str]:
 async def _found(storage: Storage, request: Request) -> Importacao:
     importacao = await storage.importacao(request.path_params["id"])
     if importacao is None:
-        raise errors.import_not_found()
+        raise bulk_errors.import_not_found()
     return importacao
 
 
@@ -173,18 +173,20 @@ class ConfirmacaoResource(Resource):
         try:
             applied, now = await imports.confirm(storage, importacao.id, autoria, key, time.time())
         except imports.HasErrors:
-            raise errors.import_has_errors() from None
+            raise bulk_errors.import_has_errors() from None
         except imports.Unchanging:
-            raise errors.import_unchanging() from None
+            raise bulk_errors.import_unchanging() from None
         except ImportClosed as closed:
             raise _closed(closed.importacao) from None
         except imports.Moved as moved:
             page = await imports.report_page(storage, moved.importacao, 1)
             if media == JSON:
                 body = representation(moved.importacao, time.time(), page)
-                return problem_for(request, 409, errors.IMPORT_MOVED, NO_STORE, importacao=body)
+                return problem_for(
+                    request, 409, bulk_errors.IMPORT_MOVED, NO_STORE, importacao=body
+                )
             return await import_page(
-                request, storage, moved.importacao, page, errors.IMPORT_MOVED, 409
+                request, storage, moved.importacao, page, bulk_errors.IMPORT_MOVED, 409
             )
         if media == HTML:
             resumo = applied.resumo
@@ -205,10 +207,10 @@ async def _nothing_read(request: Request) -> None:
 
 def _closed(importacao: Importacao, undoing: bool = False) -> HTTPException:
     if imports.expired(importacao, time.time()):
-        return errors.import_expired()
+        return bulk_errors.import_expired()
     if importacao.estado == "desfeita":
-        return errors.import_undone(undoing)
-    return errors.import_not_applied()
+        return bulk_errors.import_undone(undoing)
+    return bulk_errors.import_not_applied()
 
 
 class ReversaoResource(Resource):
@@ -226,7 +228,7 @@ class ReversaoResource(Resource):
         except ImportClosed as closed:
             raise _closed(closed.importacao, undoing=True) from None
         except BatchMoved as moved:
-            said = errors.moved_since(moved.ids)
+            said = bulk_errors.moved_since(moved.ids)
             if media == JSON:
                 return problem_for(request, 409, said, NO_STORE, produtos=moved.ids)
             page = await imports.report_page(storage, importacao, 1)

@@ -11,7 +11,7 @@ from starlette.datastructures import ImmutableMultiDict
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo import batches, errors, history, idempotency, lotes, templating
+from catalogo import batches, bulk_errors, history, idempotency, lotes, templating
 from catalogo.access import Need
 from catalogo.bodies import body_of, form_pairs, read_form, read_json
 from catalogo.error_responses import problem_for
@@ -85,7 +85,7 @@ class LoteResource(Resource):
             if media == HTML:  # the list's search again, with what was wrong
                 sent = typed(ImmutableMultiDict(urllib.parse.parse_qsl(listing.search)))
                 return list_page(request, None, sent, ListingError(str(invalid)), None, 422)
-            raise errors.batch_refused(str(invalid)) from None
+            raise bulk_errors.batch_refused(str(invalid)) from None
         except batches.Moved as moved:
             return await _moved(request, media, pedido, asked, asker, moved.ids, listing)
         planned = await asyncio.to_thread(batches.plan, pedido, produtos, asker)
@@ -105,7 +105,7 @@ async def _asked(request: Request) -> dict[str, Any]:
         ids, versoes = _ids_of_json(body.get("ids"))
         asked["ids"], asked["versoes"] = ids, versoes
         if "confirmar" in asked and body.get("confirmar") is not True:
-            raise errors.batch_refused("confirmar deve ser true.")
+            raise bulk_errors.batch_refused("confirmar deve ser true.")
         return asked
     form = await read_form(request, _FIELDS)
     asked = dict(form)
@@ -114,7 +114,7 @@ async def _asked(request: Request) -> dict[str, Any]:
         if name == "id":
             id = parse_id(value)
             if id is None:
-                raise errors.batch_refused(f"«{value:.20}» não é o número de um produto.")
+                raise bulk_errors.batch_refused(f"«{value:.20}» não é o número de um produto.")
             ids.append(id)
     asked["ids"] = ids
     return asked
@@ -124,7 +124,9 @@ def _ids_of_json(value: Any) -> tuple[list[int], dict[int, int]]:
     if value is None:
         return [], {}
     if not isinstance(value, list):
-        raise errors.batch_refused('ids deve ser uma lista: [12, 15] ou [{"id": 12, "versao": 3}].')
+        raise bulk_errors.batch_refused(
+            'ids deve ser uma lista: [12, 15] ou [{"id": 12, "versao": 3}].'
+        )
     ids: list[int] = []
     versoes: dict[int, int] = {}
     for item in value:
@@ -132,10 +134,10 @@ def _ids_of_json(value: Any) -> tuple[list[int], dict[int, int]]:
             (item.get("id"), item.get("versao")) if isinstance(item, dict) else (item, None)
         )
         if type(id) is not int or parse_id(str(id)) is None:
-            raise errors.batch_refused(f"ids: {item!s:.40} não é o número de um produto.")
+            raise bulk_errors.batch_refused(f"ids: {item!s:.40} não é o número de um produto.")
         if versao is not None:
             if type(versao) is not int or parse_id(str(versao)) is None:
-                raise errors.batch_refused(f"ids: a versão de {id} deve ser um número.")
+                raise bulk_errors.batch_refused(f"ids: a versão de {id} deve ser um número.")
             versoes[id] = versao
         ids.append(id)
     return ids, versoes
@@ -179,7 +181,7 @@ async def _moved(
 ) -> Response:
     """409: nothing written, and the confirmation made again, of the same search or of the
     same products (those that are left)."""
-    said = errors.batch_moved(ids)
+    said = bulk_errors.batch_moved(ids)
     shared = shared_of(request)
     most = shared.settings.batch_max
     if asked.get("selecao") and not asked.get("busca"):
@@ -189,7 +191,7 @@ async def _moved(
             shared.storage, asked.get("ids"), asked.get("busca"), most
         )
     except LoteInvalido as gone:
-        raise errors.batch_refused(f"{said} {gone}") from None
+        raise bulk_errors.batch_refused(f"{said} {gone}") from None
     fresh = await asyncio.to_thread(batches.plan, pedido, produtos, asker)
     if media == JSON:
         return problem_for(
@@ -237,7 +239,7 @@ class LoteItemResource(Resource):
         lote = request.path_params["id"]
         pagina = page_number(request)
         if not await batches.applied(storage, lote):
-            raise errors.batch_not_found()
+            raise bulk_errors.batch_not_found()
         events = await storage.batch_events(lote, (pagina - 1) * PAGE, PAGE + 1)
         undone = await batches.applied(storage, f"{lote}:desfeita")
         more = len(events) > PAGE
@@ -283,14 +285,14 @@ class LoteReversaoResource(Resource):
         try:
             count = await batches.undo(storage, lote, autoria_of(request, media))
         except batches.Undone:
-            raise errors.batch_undone() from None
+            raise bulk_errors.batch_undone() from None
         except BatchMoved as moved:
-            said = errors.moved_since(moved.ids, "do lote")
+            said = bulk_errors.moved_since(moved.ids, "do lote")
             if media == JSON:
                 return problem_for(request, 409, said, _NO_STORE, produtos=moved.ids)
-            raise errors.batch_conflict(said) from None
+            raise bulk_errors.batch_conflict(said) from None
         except NotFound:
-            raise errors.batch_not_found() from None
+            raise bulk_errors.batch_not_found() from None
         if media == HTML:
             return after_batch_undone(request, listing, count)
         return json_response({"lote": lote, "desfeitos": count}, headers=_NO_STORE)
