@@ -135,6 +135,73 @@ def catalogo(
     )
 
 
+class Usage(NamedTuple):
+    """What a process spent: CPU seconds (user and system, every thread) and the most memory
+    it held (peak resident set, MiB)."""
+
+    cpu_s: float
+    peak_mib: float
+
+
+def catalogo_usage(database: str, *args: str) -> tuple[subprocess.CompletedProcess[str], Usage]:
+    """Runs a `catalogo` command to its end, as `catalogo` does, and what it spent: the
+    kernel's own account of that one process (wait4), however busy the machine."""
+    env = measured({**os.environ, "CATALOGO_DATABASE_URL": database})
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen(
+            [CATALOGO, *args], env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        said = []
+        for file in (stdout, stderr):
+            file.seek(0)
+            said.append(file.read().decode())
+    done = subprocess.CompletedProcess(process.args, process.returncode, said[0], said[1])
+    return done, Usage(usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def workers_of(process: subprocess.Popen[bytes]) -> list[int]:
+    """The worker processes of a `catalogo serve`: its children that serve (not the helper
+    multiprocessing may start beside them)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines())
+            command = (status.parent / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if fields.get("PPid", "").strip() == str(process.pid) and b"serve" in command:
+            found.append(int(status.parent.name))
+    return found
+
+
+class Watched:
+    """A process's CPU seconds and its peak memory from a moment on: the peak is reset when
+    watching starts (clear_refs), so what is read after is what happened since."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+        self.rss_mib = self._status("VmRSS")
+        self.cpu_s = self._cpu_s()
+
+    def since(self) -> Usage:
+        """CPU seconds spent since, and the most memory held since above what it held then."""
+        return Usage(self._cpu_s() - self.cpu_s, self._status("VmHWM") - self.rss_mib)
+
+    def _status(self, field: str) -> float:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) / 1024
+        raise AssertionError(f"no {field} for {self.pid}")
+
+    def _cpu_s(self) -> float:
+        stat = Path(f"/proc/{self.pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_serving(
     database: str,
     log: Path,

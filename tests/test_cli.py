@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import workbooks
 from tests.databases import Database
 from tests.helpers import (
     ONLY_POSTGRESQL,
@@ -32,6 +33,7 @@ from tests.processes import (
     CATALOGO,
     address,
     catalogo,
+    catalogo_usage,
     errors_logged,
     fetch,
     free_port,
@@ -551,6 +553,27 @@ def test_importar_confirmar_writes_all_of_a_clean_file_as_one_batch(
         ("Caneca",),
         ("Copo",),
     ]
+
+
+@ONLY_SQLITE
+def test_importar_refuses_each_bomb_with_what_it_is_in_bounded_cpu_and_memory(
+    database: str, tmp_path: Path
+) -> None:
+    """The files tests/test_xlsx.py reads, through the command: its peak memory against what
+    a small file's import takes, and its CPU seconds (the kernel's count for the process, not
+    the wall clock), with ten times what each takes here to spare."""
+    small = tmp_path / "pequena.csv"
+    small.write_text("nome;preco\r\nCaneca;1,00\r\n")
+    done, baseline = catalogo_usage(database, "importar", str(small))
+    assert done.returncode == 0, done.stderr
+    for name, (_, _, says) in workbooks.BOMBS.items():
+        bomb = tmp_path / "bomba.xlsx"
+        bomb.write_bytes(workbooks.bomb(name))
+        refused, used = catalogo_usage(database, "importar", str(bomb))
+        assert refused.returncode == 1, (name, refused.stdout)
+        assert says in refused.stderr, name
+        assert used.cpu_s < baseline.cpu_s + 10, (name, used)
+        assert used.peak_mib < baseline.peak_mib + 64, (name, used, baseline)
 
 
 def test_desfazer_undoes_an_import_once_and_says_why_it_will_not_again(

@@ -16,8 +16,12 @@ def import_not_found() -> HTTPException:
     )
 
 
-def import_refused(detail: str) -> HTTPException:
-    return TitledError(422, detail, "Arquivo recusado")
+def import_refused(detail: str, status: int = 422) -> HTTPException:
+    """422: the file cannot be read as a product sheet; 413: it unpacks to more than an
+    import reads."""
+    return TitledError(
+        status, detail, "Arquivo grande demais" if status == 413 else "Arquivo recusado"
+    )
 
 
 def import_has_errors() -> HTTPException:

@@ -21,7 +21,7 @@ from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from catalogo import text
+from catalogo import text, xlsx
 from catalogo.exports import COLUMNS
 from catalogo.produtos import parse_id
 from catalogo.search import codigo_key, fold
@@ -37,7 +37,12 @@ _UNQUOTED = ("'=", "'+", "'-", "'@")
 
 
 class ImportRefused(ValueError):
-    """The file as a whole cannot be read; the message says what to do instead."""
+    """The file as a whole cannot be read; the message says what to do instead, and `status`
+    how HTTP answers it (413: it unpacks to more than an import reads)."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -125,47 +130,13 @@ def _csv(text: str) -> Iterator[list[str]]:
 
 
 def _sheet(data: bytes) -> Iterator[list[str]]:
-    """A file that is a zip but no workbook (or a broken one) fails in openpyxl, zipfile or
-    the XML parser, each with errors of its own, when opened or later, as its rows are read:
-    all of them mean the same to the person who sent it."""
-    import openpyxl  # at the first spreadsheet sent, not at start: 15 MB of every worker's memory
-
+    """An xlsx's first sheet, every cell of it up to the widest a header may be (header()
+    refuses more), read within xlsx.py's bounds of size and shape."""
+    cells = (ROWS_MAXIMUM + 1) * COLUMNS_MAXIMUM
     try:
-        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except Exception as error:
-        raise _unreadable(error) from None
-    try:
-        # openpyxl pads every row to the sheet's last used column: no further than a header
-        # may reach (header() refuses more), whatever a stray cell far right says
-        sheet = book.worksheets[0] if book.worksheets else None
-        width = min(sheet.max_column or 1, COLUMNS_MAXIMUM + 1) if sheet else 1
-        rows = sheet.iter_rows(values_only=True, max_col=width) if sheet else iter(())
-        while True:
-            try:
-                row = next(rows, None)
-            except Exception as error:
-                raise _unreadable(error) from None
-            if row is None:
-                return
-            yield [_text(value) for value in row]
-    finally:
-        book.close()
-
-
-def _unreadable(error: Exception) -> ImportRefused:
-    return ImportRefused(
-        f"A planilha não pôde ser lida ({type(error).__name__}): abra-a e salve de novo como "
-        "«Pasta de Trabalho do Excel (.xlsx)» ou como CSV."
-    )
-
-
-def _text(value: object) -> str:
-    """A spreadsheet's cell as the CSV would have it: numbers without a float's tail."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)  # 39.9, never 39.900001
-    return str(value)
+        yield from xlsx.rows(data, COLUMNS_MAXIMUM + 1, cells)
+    except xlsx.Refused as refused:
+        raise ImportRefused(str(refused), refused.status) from None
 
 
 def header(cells: list[str]) -> Header:

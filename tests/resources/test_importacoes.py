@@ -3,9 +3,11 @@ database, its report a page at a time, the confirmation (all or nothing, once) a
 who may do them, and every kind of bad file answered with a clear 4xx that writes nothing."""
 
 import csv
+import html
 import io
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import openpyxl
@@ -18,8 +20,19 @@ from catalogo import importing
 from catalogo.app import create_app
 from catalogo.exports import COLUMNS
 from catalogo.settings import Settings
+from tests import workbooks
 from tests.databases import Database
-from tests.helpers import JSON, add_token, add_user, bearer, count_products, sign_in
+from tests.helpers import (
+    JSON,
+    ONLY_SQLITE,
+    add_token,
+    add_user,
+    bearer,
+    count_products,
+    sign_in,
+)
+from tests.processes import Watched, fetch, serving, workers_of
+from tests.workbooks import number, sheet, text, workbook
 
 IMPORTS = "/produtos/importacoes"
 PROBLEM = "application/problem+json"
@@ -447,3 +460,79 @@ def test_an_import_that_changes_nothing_is_not_confirmed_so_there_is_nothing_to_
     assert refused.status_code == 422 and "não muda nada" in refused.json()["detail"]
     undo = client.post(f"{IMPORTS}/{report['id']}/reversao", headers=JSON)
     assert undo.status_code == 409
+
+
+class TestWorkbooksBeyondTheBounds:
+    """The bombs of tests/workbooks.py, each a 1-7 MB upload that unpacks to up to 1.1 GB:
+    answered with their 4xx (a page in the browser, a problem for a program), nothing kept."""
+
+    @pytest.mark.parametrize("name", workbooks.BOMBS)
+    def test_each_is_answered_with_what_it_is_and_nothing_is_kept(
+        self, client: TestClient, name: str
+    ) -> None:
+        _, status, says = workbooks.BOMBS[name]
+        refused = sent(client, workbooks.bomb(name), "bomba.xlsx")
+        assert refused.status_code == status, refused.text
+        assert refused.headers["content-type"] == PROBLEM
+        assert says in refused.json()["detail"]
+        page = client.post(IMPORTS, files={"arquivo": ("bomba.xlsx", workbooks.bomb(name))})
+        assert page.status_code == status
+        assert html.escape(says, quote=False) in page.text
+        assert client.get(IMPORTS, headers=JSON).json()["importacoes"] == []
+
+    @ONLY_SQLITE
+    def test_a_served_worker_answers_each_in_bounded_cpu_and_memory(
+        self, database: str, tmp_path: Path
+    ) -> None:
+        """Measured on the worker itself (/proc: its CPU seconds and its peak resident memory
+        from just before each upload): before, the dry run held 1-2.5 GB for 20-300 s, and
+        kept a gigabyte after. The bounds are ten times what each takes here, so that a busy
+        machine does not fail them: CPU seconds are the worker's own, not the wall clock's."""
+        with serving(database, tmp_path) as (base, process):
+            (worker,) = workers_of(process)
+            settled = Watched(worker).rss_mib
+            for name, (_, status, says) in workbooks.BOMBS.items():
+                data = workbooks.bomb(name)
+                watched = Watched(worker)
+                answer = fetch(
+                    "POST",
+                    f"{base}{IMPORTS}",
+                    files={"arquivo": ("bomba.xlsx", data)},
+                    headers=JSON,
+                    timeout=300,
+                )
+                used = watched.since()
+                assert (answer.status_code, says in answer.text) == (status, True), name
+                assert used.cpu_s < 10, (name, used)
+                assert used.peak_mib < 64, (name, used)
+            assert fetch("GET", f"{base}/healthz").status_code == 200
+            assert Watched(worker).rss_mib < settled + 64  # nothing of them kept
+
+
+@pytest.mark.parametrize("dimension", [None, "A1:A1"])
+def test_a_sheet_without_a_dimension_or_with_too_small_a_one_imports_every_cell(
+    client: TestClient, db: Database, dimension: str | None
+) -> None:
+    titles = ("codigo", "nome", "descricao", "preco")
+    rows = [workbooks.row(1, *(text(f"{c}1", t) for c, t in zip("ABCD", titles, strict=True)))]
+    for n in range(2, 5):
+        values = (f"C-{n}", f"Produto {n}", f"Descrição {n}")
+        cells = [text(f"{c}{n}", v) for c, v in zip("ABC", values, strict=True)]
+        rows.append(workbooks.row(n, *cells, number(f"D{n}", f"{n}.5")))
+    staged = sent(client, workbook(sheet(rows, dimension)), "sem-dimensao.xlsx")
+    assert staged.status_code == 201, staged.text
+    novos = staged.json()["relatorio"]["novos"]
+    assert [n["produto"] for n in novos] == [
+        {
+            "codigo": f"C-{n}",
+            "nome": f"Produto {n}",
+            "descricao": f"Descrição {n}",
+            "preco": f"{n}.50",
+        }
+        for n in range(2, 5)
+    ]
+    confirmed = client.post(staged.json()["links"]["confirmacao"], headers=JSON)
+    assert confirmed.status_code == 200, confirmed.text
+    assert db.execute("SELECT codigo, descricao FROM produtos ORDER BY id").fetchall() == [
+        (f"C-{n}", f"Descrição {n}") for n in range(2, 5)
+    ]

@@ -80,9 +80,9 @@ class ImportacoesResource(Resource):
             )
         except importing.ImportRefused as refused:
             if media == JSON:
-                raise bulk_errors.import_refused(str(refused)) from None
+                raise bulk_errors.import_refused(str(refused), refused.status) from None
             recent = await storage.importacoes(imports.RECENT)
-            return imports_page(request, recent, str(refused), asked, 422)
+            return imports_page(request, recent, str(refused), asked, refused.status)
         location = {"Location": path_of(staged)}
         if media == HTML:
             return Response(status_code=303, headers=location)
