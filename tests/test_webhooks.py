@@ -100,6 +100,20 @@ def test_the_kinds_asked_for_come_in_order_and_an_unknown_or_none_is_refused() -
         ("100.64.0.1", "reservado"),
         ("0.0.0.1", "privada"),
         ("224.0.0.1", "reservado"),
+        # IPv6 forms that carry one of those: NAT64 of the metadata address and of loopback,
+        # IPv4-compatible, 6to4, IPv4-translated, Teredo's, and deprecated site-local
+        ("64:ff9b::a9fe:a9fe", "leva a 169.254.169.254, é link-local"),
+        ("64:ff9b::7f00:1", "leva a 127.0.0.1, é de loopback"),
+        ("::127.0.0.1", "leva a 127.0.0.1, é de loopback"),
+        ("::a00:5", "leva a 10.0.0.5, é de rede privada"),
+        ("2002:7f00:1::", "leva a 127.0.0.1, é de loopback"),
+        ("2002:a9fe:a9fe::1", "leva a 169.254.169.254, é link-local"),
+        ("::ffff:0:7f00:1", "leva a 127.0.0.1, é de loopback"),
+        ("::ffff:0:a9fe:a9fe", "leva a 169.254.169.254, é link-local"),
+        ("2001:0:7f00:1::", "leva a 127.0.0.1, é de loopback"),  # Teredo's server
+        ("2001:0:4136:e378:8000:63bf:f7f7:f7f7", "f7f7:f7f7 é"),  # Teredo, both ends public
+        ("fec0::1", "site-local"),
+        ("64:ff9b:1::a00:1", "NAT64 local"),
     ],
 )
 def test_deliveries_refuse_every_address_that_is_not_public(address: str, kind: str) -> None:
@@ -110,6 +124,14 @@ def test_deliveries_refuse_every_address_that_is_not_public(address: str, kind: 
 def test_a_public_address_or_one_in_an_allowed_network_may_receive() -> None:
     assert webhooks.refused_address(ipaddress.ip_address("203.0.114.7"), ()) is None
     assert webhooks.refused_address(ipaddress.ip_address("2606:4700::1111"), ()) is None
+    for public in ("::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"):
+        assert webhooks.refused_address(ipaddress.ip_address(public), ()) is None, public
+    assert (
+        webhooks.refused_address(
+            ipaddress.ip_address("64:ff9b::a00:5"), (ipaddress.ip_network("10.0.0.0/8"),)
+        )
+        is None
+    )
     allowed = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("fd00::/8"))
     assert webhooks.refused_address(ipaddress.ip_address("127.0.0.1"), allowed) is None
     assert webhooks.refused_address(ipaddress.ip_address("fd00:ec2::254"), allowed) is None

@@ -139,28 +139,77 @@ def parse_eventos(values: Iterable[str]) -> tuple[str, ...]:
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+# IPv6 forms that carry an IPv4 address in their last 32 bits: NAT64's well-known prefix
+# (RFC 6052), IPv4-translated (RFC 2765) and IPv4-compatible (deprecated, RFC 4291).
+# IPv4-mapped, 6to4 and Teredo have ipaddress's own properties.
+_CARRIERS = tuple(
+    ipaddress.IPv6Network(prefix) for prefix in ("64:ff9b::/96", "::ffff:0:0:0/96", "::/96")
+)
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215: a network's own translator
+
+
+def carried(address: Address) -> tuple[ipaddress.IPv4Address, ...]:
+    """The IPv4 addresses an IPv6 address stands for, which a packet to it may reach: the
+    one it maps, translates or is compatible with, NAT64's, 6to4's, and a Teredo address's
+    server and client."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return ()
+    if address.ipv4_mapped is not None:
+        return (address.ipv4_mapped,)
+    if address.sixtofour is not None:
+        return (address.sixtofour,)
+    if address.teredo is not None:
+        return address.teredo
+    if int(address) > 1 and any(address in network for network in _CARRIERS):
+        return (ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF),)
+    return ()
 
 
 def refused_address(address: Address, allowed: Collection[Network]) -> str | None:
     """Why a delivery may not connect to `address` (None: it may): only public addresses,
     unless CATALOGO_WEBHOOKS_REDES_PERMITIDAS allows the network; never loopback, private,
-    link-local (where clouds answer with their metadata), shared or reserved ones."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    if any(address.version == network.version and address in network for network in allowed):
+    link-local (where clouds answer with their metadata), shared, site-local or reserved
+    ones, nor an IPv6 address that carries one of them (`::ffff:127.0.0.1`,
+    `64:ff9b::a9fe:a9fe`, `2002:7f00:1::`, `::127.0.0.1`)."""
+    inner = carried(address)
+    if _within(address, allowed) or (inner and all(_within(a, allowed) for a in inner)):
         return None
+    for embedded in inner:
+        kind = _not_public(embedded)
+        if kind is not None:
+            return _refusal(f"{address}, que leva a {embedded}, é {kind}")
+    teredo = isinstance(address, ipaddress.IPv6Address) and address.teredo is not None
+    if inner and not teredo:  # a public IPv4 address, reached through NAT64 or 6to4
+        return None
+    kind = _not_public(address)
+    return None if kind is None else _refusal(f"{address} é {kind}")
+
+
+def _within(address: Address, networks: Collection[Network]) -> bool:
+    return any(address.version == network.version and address in network for network in networks)
+
+
+def _not_public(address: Address) -> str | None:
+    """What kind of address it is, when it is not one a delivery may reach."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.is_site_local:
+            return "site-local (obsoleto, de rede privada)"
+        if address in _LOCAL_NAT64:
+            return "de um tradutor NAT64 local"
     if address.is_global and not address.is_multicast:
         return None
     if address.is_loopback:
-        kind = "de loopback"
-    elif address.is_link_local:
-        kind = "link-local (como o dos metadados da nuvem)"
-    elif address.is_private:
-        kind = "de rede privada"
-    else:
-        kind = "reservado, e não público"
+        return "de loopback"
+    if address.is_link_local:
+        return "link-local (como o dos metadados da nuvem)"
+    if address.is_private:
+        return "de rede privada"
+    return "reservado, e não público"
+
+
+def _refusal(what: str) -> str:
     return (
-        f"o endereço {address} é {kind}: só endereços públicos recebem eventos, a menos que "
+        f"o endereço {what}: só endereços públicos recebem eventos, a menos que "
         "CATALOGO_WEBHOOKS_REDES_PERMITIDAS permita a rede dele"
     )
 
