@@ -166,15 +166,22 @@ async def confirm(
         raise LoteInvalido("Nenhum produto mudaria.")
     current = await services.live(storage, "ids", {id for id, _ in seen})
     moved = [id for id, versao in seen if id not in current or current[id].versao != versao]
-    if moved:
-        raise Moved(moved)
-    writes = await asyncio.to_thread(_writes, pedido, seen, current)
     try:
-        await storage.apply(writes, autoria._replace(origem="lote", lote=lote))
-    except (VersionConflict, NotFound) as error:
-        if await applied(storage, lote):  # a retry of the same batch got there first
+        if moved:
+            raise Moved(moved)
+        writes = await asyncio.to_thread(_writes, pedido, seen, current)
+        try:
+            await storage.apply(writes, autoria._replace(origem="lote", lote=lote))
+        except VersionConflict as conflict:
+            raise Moved([conflict.current.id or 0]) from None
+        except NotFound:
+            raise Moved([]) from None
+    except Moved:
+        # Its twin (a double click a balancer sent to another instance, a retry) may have
+        # written these very products since this call first looked: then this is a replay.
+        if await applied(storage, lote):
             return len(seen), False
-        raise Moved([error.current.id or 0] if isinstance(error, VersionConflict) else []) from None
+        raise
     return len(writes), True
 
 

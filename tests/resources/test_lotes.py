@@ -4,16 +4,28 @@ and a fresh confirmation, "all N matching" a search is exactly those N, and undo
 product back."""
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from starlette.testclient import TestClient
 
 from catalogo.app import create_app
 from catalogo.settings import Settings
 from tests.databases import Database
-from tests.helpers import JSON, add_token, add_user, bearer, sign_in
+from tests.helpers import (
+    JSON,
+    ONLY_POSTGRESQL,
+    add_token,
+    add_user,
+    all_at_once,
+    bearer,
+    sign_in,
+)
+from tests.processes import http_client, serving
 
 LOTE = "/produtos/lote"
 PROBLEM = "application/problem+json"
@@ -279,3 +291,52 @@ def test_the_list_offers_all_n_of_a_search_only_within_the_cap(database: str) ->
         assert "desta busca" not in client.get("/produtos?q=caneca").text
         made(client, "Copo", "1")
         assert "Aplicar a todos os 1 produto desta busca" in client.get("/produtos?q=copo").text
+
+
+@ONLY_POSTGRESQL
+def test_the_same_confirmation_sent_to_two_instances_at_once_applies_once_and_both_say_so(
+    database: str, db: Database, tmp_path: Path
+) -> None:
+    """A double click that a balancer sends to two instances of one PostgreSQL, 50 times: the
+    price moves once (+5%, never +10.25%), and both answers say the batch was applied (JSON:
+    200 with the same batch; a browser: 303 to the list with its notice), never a 409 that
+    invites confirming again. Odd trials confirm as a program, even ones as a browser."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with (
+        serving(database, tmp_path / "a") as (first, _),
+        serving(database, tmp_path / "b") as (second, _),
+        http_client(first) as a,
+        http_client(second) as b,
+    ):
+        for trial in range(50):
+            made = a.post("/produtos", json={"nome": f"P{trial}", "preco": "100.00"}, headers=JSON)
+            id = made.json()["id"]
+            asked = {"acao": "reajustar", "percentual": "5", "ids": [id]}
+            plan = b.post(LOTE, json=asked, headers=JSON).json()
+            if trial % 2:
+                confirm: dict[str, Any] = {
+                    "json": {**asked, "selecao": plan["selecao"], "confirmar": True},
+                    "headers": JSON,
+                }
+            else:
+                form = {"acao": "reajustar", "percentual": "5", "selecao": plan["selecao"]}
+                confirm = {"data": {**form, "confirmar": "1"}}
+
+            def send(
+                i: int, start: Callable[[], None], confirm: dict[str, Any] = confirm
+            ) -> httpx2.Response:
+                start()
+                return (a, b)[i].post(LOTE, **confirm)
+
+            answers = all_at_once(2, send)
+            if trial % 2:
+                assert [r.status_code for r in answers] == [200, 200], [r.text for r in answers]
+                assert {r.json()["lote"] for r in answers} == {plan["lote"]}
+            else:
+                assert [r.status_code for r in answers] == [303, 303], [r.text for r in answers]
+            assert prices(db)[id] == Decimal("105.00"), trial
+            events = db.execute(
+                "SELECT count(*) FROM eventos WHERE produto_id = ? AND origem = 'lote'", (id,)
+            ).fetchone()
+            assert events == (1,), trial
