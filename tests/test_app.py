@@ -213,6 +213,7 @@ def test_a_worker_loads_the_spreadsheet_libraries_only_when_a_spreadsheet_comes(
         check=True,
     ).stdout
     assert "'openpyxl'" not in loaded and "'xlsxwriter'" not in loaded
+    assert "'cryptography'" not in loaded  # 9 MB more, only with CATALOGO_WEBHOOKS_CHAVES
     assert "'catalogo.exports'" in loaded and "'catalogo.importing'" in loaded
 
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from catalogo.keyring import new_key
 from catalogo.settings import Settings, SettingsError
 
 
@@ -143,3 +144,12 @@ def test_the_path_is_percent_decoded_once_for_every_part_of_the_app() -> None:
 def test_url_options_are_refused_rather_than_silently_dropped() -> None:
     with pytest.raises(SettingsError, match="sem \\?opções"):
         Settings.from_env({"CATALOGO_DATABASE_URL": "sqlite:///c.db?mode=ro"})
+
+
+def test_webhook_keys_are_read_in_order_checked_and_never_shown() -> None:
+    first, second = new_key(), new_key()
+    settings = Settings.from_env({"CATALOGO_WEBHOOKS_CHAVES": f" {first}, {second} ,"})
+    assert settings.webhook_keys == (first, second)
+    assert first not in repr(settings) and second not in repr(settings)
+    with pytest.raises(SettingsError, match="CATALOGO_WEBHOOKS_CHAVES deve listar chaves Fernet"):
+        Settings.from_env({"CATALOGO_WEBHOOKS_CHAVES": f"{first},senha123"})

@@ -22,6 +22,7 @@ from catalogo import delivery, error_responses, logs, migrations, openapi
 from catalogo.access import Access
 from catalogo.accounts import Passwords
 from catalogo.guard import SECURITY_HEADERS, Guard
+from catalogo.keyring import Keyring
 from catalogo.migrations import HEAD
 from catalogo.outermost import Handlers, LastResort, Outermost
 from catalogo.produtos import ID_PATTERN
@@ -251,6 +252,7 @@ def create_app(settings: Settings | None = None) -> Catalogo:
                 Access(settings, storage),
                 Passwords(),
                 description,
+                Keyring(settings.webhook_keys),
             )
             # What start-up made lives as long as the worker: out of the collector's sight, so
             # that its full collections (which a long export's millions of short-lived objects
@@ -263,7 +265,9 @@ def create_app(settings: Settings | None = None) -> Catalogo:
             # two. At GC_THRESHOLDS updates answered 5-8% more, edit pages 3% (the same run,
             # alternating); what a cycle holds waits a little longer.
             gc.set_threshold(*GC_THRESHOLDS)
-            deliverer = delivery.Deliverer(storage, settings.webhook_networks, reports)
+            deliverer = delivery.Deliverer(
+                storage, settings.webhook_networks, reports, app.shared.keyring
+            )
             webhooks_sent = asyncio.create_task(deliverer.run(), name="catalogo-webhooks")
             try:
                 yield

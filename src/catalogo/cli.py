@@ -26,6 +26,7 @@ from catalogo.errors import query_timeout, too_many_rows
 from catalogo.exports import TooManyRows
 from catalogo.importing import ImportRefused
 from catalogo.imports import Moved
+from catalogo.keyring import Keyring, new_key
 from catalogo.listing import ListingError
 from catalogo.migrations import HEAD
 from catalogo.settings import TRASH_DAYS_MAX, Settings, SettingsError
@@ -130,6 +131,15 @@ def _parser() -> argparse.ArgumentParser:
     tokens.add_parser("listar", help="lista os tokens (nunca os segredos)")
     revogar = tokens.add_parser("revogar", help="revoga um token: ele deixa de valer na hora")
     revogar.add_argument("id", type=int)
+    chaves = commands.add_parser(
+        "webhooks", help="os segredos dos webhooks, cifrados no banco (CATALOGO_WEBHOOKS_CHAVES)"
+    ).add_subparsers(dest="action", required=True)
+    chaves.add_parser("chave", help="mostra uma chave nova, para CATALOGO_WEBHOOKS_CHAVES")
+    chaves.add_parser(
+        "cifrar",
+        help="cifra cada segredo com a primeira chave de CATALOGO_WEBHOOKS_CHAVES (os que "
+        "estão às claras e os cifrados com outra chave da lista)",
+    )
     removidos = commands.add_parser(
         "removidos", aliases=["lixeira"], help="os produtos removidos (lixeira, o nome antigo)"
     ).add_subparsers(dest="action", required=True)
@@ -190,6 +200,8 @@ def main(argv: list[str] | None = None) -> None:
             _usuarios(settings, args)
         elif args.command == "tokens":
             _tokens(settings, args)
+        elif args.command == "webhooks":
+            _webhooks(settings, args)
         elif args.command in ("removidos", "lixeira"):
             _purge(settings, settings.trash_days if args.dias is None else args.dias)
     except migrations.SchemaOutdated as error:
@@ -306,6 +318,27 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
         file=sys.stderr,
     )
     print(secret)
+
+
+def _webhooks(settings: Settings, args: argparse.Namespace) -> None:
+    if args.action == "chave":
+        print(new_key())
+        return
+    if not settings.webhook_keys:
+        sys.exit(
+            "catalogo: CATALOGO_WEBHOOKS_CHAVES está vazia: ponha nela uma chave "
+            "(`catalogo webhooks chave` cria uma) e rode de novo"
+        )
+    keyring = Keyring(settings.webhook_keys)
+    sealed, unopenable = _with(settings, lambda s: services.reseal_secrets(s, keyring))
+    said = plural(sealed, "segredo cifrado", "segredos cifrados")
+    print(f"catalogo: {sealed} {said} com a primeira chave")
+    if unopenable:
+        sys.exit(
+            "catalogo: nenhuma chave abre o segredo dos webhooks "
+            f"{', '.join(map(str, unopenable))}: devolva à lista a chave com que foram "
+            "cifrados, ou apague-os e crie outros"
+        )
 
 
 def _purge(settings: Settings, days: int) -> None:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from catalogo import history, webhooks
 from catalogo.history import Evento
+from catalogo.keyring import Keyring, Unopenable
 from catalogo.produtos import representation
 from catalogo.storage import Storage, StorageUnavailable
 from catalogo.webhooks import Address, Network, Webhook
@@ -49,6 +50,10 @@ IN_FLIGHT = 16  # subscriptions one worker delivers to at once
 EVENTS_READ = 100
 BACKLOG_EVERY_S = 15.0  # how often the metrics' backlog is measured, when metrics are on
 _LOG = logging.getLogger("catalogo.webhooks")
+UNOPENABLE = (
+    "o segredo deste webhook foi cifrado com uma chave que CATALOGO_WEBHOOKS_CHAVES não tem "
+    "mais: devolva a chave à lista, ou apague o webhook e crie outro"
+)
 
 
 @dataclass(frozen=True)
@@ -85,9 +90,12 @@ class Deliverer:
         storage: Storage,
         allowed: Collection[Network] = (),
         instruments: Instruments = Instruments(),
+        keyring: Keyring | None = None,
     ) -> None:
-        """`allowed`: networks a delivery may reach although not public."""
+        """`allowed`: networks a delivery may reach although not public; `keyring`: what
+        opens the secrets as the database keeps them."""
         self._storage = storage
+        self._keyring = keyring or Keyring()
         self._allowed = allowed
         self._observe = instruments.outcome
         self._backlog = instruments.backlog
@@ -216,10 +224,15 @@ class Deliverer:
         )
         message = webhooks.message_id(evento.id)
         timestamp = int(time.time())
+        try:
+            secret = self._keyring.open(webhook.segredo)
+        except Unopenable:
+            _LOG.error("webhooks: o segredo do webhook %s não abre com as chaves dadas", webhook.id)
+            return Outcome(None, UNOPENABLE)
         headers = {
             "webhook-id": message,
             "webhook-timestamp": str(timestamp),
-            "webhook-signature": webhooks.signature(webhook.segredo, message, timestamp, body),
+            "webhook-signature": webhooks.signature(secret, message, timestamp, body),
         }
         client = self._http()
         import httpx  # what _http imported: its errors

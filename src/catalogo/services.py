@@ -5,6 +5,7 @@ history, merge, accounts), the SQL in storage, and HTTP or the terminal in their
 """
 
 import asyncio
+import dataclasses
 import time
 import unicodedata
 from collections.abc import AsyncGenerator, Collection, Iterable
@@ -24,6 +25,7 @@ from catalogo.accounts import (
 )
 from catalogo.exports import CsvRows, Format, Workbook
 from catalogo.history import Autoria
+from catalogo.keyring import Keyring, Unopenable
 from catalogo.merge import Merge, merge
 from catalogo.produtos import Produto, keeping_codigo
 from catalogo.search import IDS_MAXIMUM, Query, codigo_key
@@ -248,13 +250,35 @@ async def subscribe(
     eventos: Iterable[str],
     quem: str | None,
     allowed: Collection[webhooks.Network],
+    keyring: Keyring,
 ) -> webhooks.Webhook:
     """A new webhook subscription, once its URL names an address deliveries may reach now
-    (each delivery checks it again: DNS may change)."""
+    (each delivery checks it again: DNS may change), with its secret as it is (the database
+    keeps it as `keyring` seals it)."""
     checked = webhooks.parse_url(url)
     kinds = webhooks.parse_eventos(eventos)
     try:
         await delivery.checked_addresses(checked, allowed)
     except delivery.Refused as refused:
         raise webhooks.SubscriptionRefused(f"Não posso entregar aqui: {refused}.", "url") from None
-    return await storage.create_webhook(checked, kinds, webhooks.new_secret(), quem, time.time())
+    secret = webhooks.new_secret()
+    made = await storage.create_webhook(checked, kinds, keyring.seal(secret), quem, time.time())
+    return dataclasses.replace(made, segredo=secret)
+
+
+async def reseal_secrets(storage: Storage, keyring: Keyring) -> tuple[int, list[int]]:
+    """Every webhook's secret sealed under the keyring's first key (one kept as it is, or
+    under an older key): how many were sealed anew, and the subscriptions whose secret no key
+    opens (left as they are)."""
+    sealed, unopenable = 0, []
+    for webhook in await storage.webhooks():
+        try:
+            resealed = keyring.resealed(webhook.segredo)
+        except Unopenable:
+            unopenable.append(webhook.id)
+            continue
+        if resealed is not None and await storage.reseal_webhook(
+            webhook.id, webhook.segredo, resealed
+        ):
+            sealed += 1
+    return sealed, unopenable

@@ -9,8 +9,10 @@ import os
 import re
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
+
+from catalogo.keyring import valid_key
 
 _POSTGRESQL_SCHEMES = ("postgresql://", "postgres://")
 # What CATALOGO_ALLOWED_HOSTS may hold: a name (catalogo.example.com), a suffix standing for a
@@ -48,6 +50,8 @@ class Settings:
     trash_days: int = 30  # removals older than this are purged by `catalogo removidos limpar`
     # Networks webhook deliveries may reach although not public (webhooks.refused_address).
     webhook_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    # Fernet keys that seal webhook secrets at rest (keyring.py): the first seals, any opens.
+    webhook_keys: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         sqlite = self.database_url.startswith("sqlite:///")
@@ -103,6 +107,11 @@ class Settings:
             raise SettingsError("CATALOGO_SESSAO_HORAS deve estar entre 1 e 720")
         if not 0 <= self.trash_days <= TRASH_DAYS_MAX:
             raise SettingsError(f"CATALOGO_REMOVIDOS_DIAS deve estar entre 0 e {TRASH_DAYS_MAX}")
+        if not all(valid_key(key) for key in self.webhook_keys):
+            raise SettingsError(
+                "CATALOGO_WEBHOOKS_CHAVES deve listar chaves Fernet (44 caracteres em base64; "
+                "`catalogo webhooks chave` cria uma), separadas por vírgulas"
+            )
         if not self.metrics_host:
             raise SettingsError("CATALOGO_METRICS_HOST deve ser um endereço, como 127.0.0.1")
 
@@ -146,6 +155,11 @@ class Settings:
             trusted_proxies=_names(environ, "CATALOGO_TRUSTED_PROXIES", cls.trusted_proxies),
             trash_days=_whole_number(environ, _renamed(environ, TRASH_DAYS), cls.trash_days),
             webhook_networks=_networks(environ, "CATALOGO_WEBHOOKS_REDES_PERMITIDAS"),
+            webhook_keys=tuple(
+                key.strip()
+                for key in environ.get("CATALOGO_WEBHOOKS_CHAVES", "").split(",")
+                if key.strip()
+            ),
         )
 
 

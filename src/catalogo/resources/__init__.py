@@ -30,6 +30,7 @@ from catalogo.accounts import Passwords
 # By name: `history` here would be the package's own resources/history.py once imported.
 from catalogo.history import Autoria, authorship
 from catalogo.identity import personal, principal
+from catalogo.keyring import Keyring
 from catalogo.listing import Paging
 from catalogo.negotiation import HTML, JSON, JSON_OPTIONS, preferred
 from catalogo.outermost import request_id
@@ -56,6 +57,7 @@ class Shared:
     access: Access
     passwords: Passwords
     description: "Description"  # the API description, one document per mode
+    keyring: Keyring  # seals webhook secrets at rest
 
 
 def shared_of(request: Request) -> Shared:

@@ -97,6 +97,7 @@ class WebhooksResource(Resource):
                 eventos,
                 who.nome if who else None,
                 shared.settings.webhook_networks,
+                shared.keyring,
             )
         except SubscriptionRefused as refused:
             if media == JSON:

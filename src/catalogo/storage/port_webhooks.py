@@ -19,6 +19,11 @@ class WebhookStore(Protocol):
 
     async def delete_webhook(self, id: int) -> bool: ...
 
+    async def reseal_webhook(self, id: int, stored: str, sealed: str) -> bool:
+        """Its secret kept as `sealed` if it is still kept as `stored` (False: it was not, or
+        the subscription is gone)."""
+        ...
+
     async def replay_webhook(self, id: int, after: int) -> Webhook | None:
         """From the event after `after` again, on again, its failures forgotten."""
         ...

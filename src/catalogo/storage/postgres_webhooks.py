@@ -14,6 +14,7 @@ _WEBHOOKS = numbered(sql.WEBHOOKS)
 _WEBHOOK = numbered(sql.WEBHOOK)
 _DELETE = numbered(sql.DELETE_WEBHOOK)
 _REPLAY = numbered(sql.REPLAY_WEBHOOK)
+_RESEAL = numbered(sql.RESEAL_WEBHOOK)
 _ANY_DUE = numbered(sql.ANY_WEBHOOK_DUE)
 _CLAIM = numbered(
     "UPDATE webhooks SET dono = ?, posse_ate = ? WHERE id = "
@@ -42,6 +43,9 @@ class PostgresWebhooks(PostgresPool):
 
     async def delete_webhook(self, id: int) -> bool:
         return bool(await self._changed(_DELETE, id))
+
+    async def reseal_webhook(self, id: int, stored: str, sealed: str) -> bool:
+        return bool(await self._changed(_RESEAL, sealed, id, stored))
 
     async def replay_webhook(self, id: int, after: int) -> Webhook | None:
         rows = await self._changed(_REPLAY, after, id)

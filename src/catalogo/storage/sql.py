@@ -206,6 +206,7 @@ CREATE_WEBHOOK = (
 WEBHOOKS = f"SELECT {WEBHOOK_COLUMNS} FROM webhooks ORDER BY id"
 WEBHOOK = f"SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?"
 DELETE_WEBHOOK = "DELETE FROM webhooks WHERE id = ? RETURNING id"
+RESEAL_WEBHOOK = "UPDATE webhooks SET segredo = ? WHERE id = ? AND segredo = ? RETURNING id"
 # From the event after `ultimo_evento` again, on again, its failures forgotten; a delivery under
 # way loses its lease, so that what it was sending does not move the subscription on.
 REPLAY_WEBHOOK = (

@@ -38,6 +38,9 @@ class SQLiteWebhooks:
     async def delete_webhook(self, id: int) -> bool:
         return bool(await self._write(sql.DELETE_WEBHOOK, (id,)))
 
+    async def reseal_webhook(self, id: int, stored: str, sealed: str) -> bool:
+        return bool(await self._write(sql.RESEAL_WEBHOOK, (sealed, id, stored)))
+
     async def replay_webhook(self, id: int, after: int) -> Webhook | None:
         rows = await self._write(sql.REPLAY_WEBHOOK, (after, id))
         return sql.webhook_of(rows[0]) if rows else None
