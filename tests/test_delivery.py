@@ -400,7 +400,7 @@ def test_secrets_are_sealed_at_rest_and_keys_rotate_without_a_delivery_failing(
             eventually(released, seconds=10)  # so that the next app need not wait for a lease
 
     def released() -> bool:
-        return db.execute("SELECT dono FROM webhooks").fetchone() == (None,)
+        return bool(db.execute("SELECT dono FROM webhooks").fetchone() == (None,))
 
     def kept() -> str:
         return str(db.execute("SELECT segredo FROM webhooks").fetchone()[0])

@@ -16,7 +16,9 @@ leaves it out; the id stays):
 `route` is the template of the route that answered, null for a request answered before
 routing (the guard's 400, 403, 408, 413) or matching no route (404); `path` is the path as sent,
 percent-decoded, cut at 1,024 characters; `method` is the method as sent, before a form's
-`_method`.
+`_method`. A request whose client hung up before its answer, while a long piece of work was
+done for it (`unless_gone`: an import's dry run), is logged with status 499, as nginx and
+HAProxy log it, and that work is stopped: nobody is waiting for it.
 
 It also answers every exception that reaches it before an answer began: those `handlers`
 know (an HTTPException's 404 or 405, a database that is unavailable) by their handler, as
@@ -33,6 +35,7 @@ import os
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TypeVar
 
 import orjson
 from starlette.requests import Request
@@ -41,6 +44,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalogo import logs
 
+T = TypeVar("T")
 HEADER = b"x-request-id"
 _VALID = re.compile(rb"[A-Za-z0-9_.:-]{1,128}")
 _SCOPE_KEY = "catalogo.request_id"
@@ -51,6 +55,33 @@ PATH_LIMIT = 1024
 Observer = Callable[[str, str | None, int, float, Sequence[tuple[bytes, bytes]]], None]
 LastResort = Callable[[Request, Exception], Awaitable[Response]]
 Handlers = Mapping[type[Exception], LastResort]
+
+
+class ClientGone(Exception):
+    """The client closed its connection before the answer: no answer is sent (499)."""
+
+
+async def unless_gone(request: Request, work: Awaitable[T]) -> T:
+    """What `work` gives, unless the client disconnects first: then `work` is cancelled and
+    ClientGone raised. Only once the body is read, when the next message a server sends is
+    the disconnect: servers send it as soon as the connection closes (Granian, Uvicorn)."""
+    doing = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request.receive))
+    try:
+        await asyncio.wait((doing, gone), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not doing.done():  # the client went first (or the server is stopping)
+            doing.cancel()
+            await asyncio.gather(doing, return_exceptions=True)
+    if doing.cancelled():
+        raise ClientGone()
+    return doing.result()
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def request_id(request: Request) -> str:
@@ -121,6 +152,8 @@ class Outermost:
 
         try:
             await self.app(scope, receive, send_with_id)
+        except ClientGone:
+            status = 499
         except Exception as error:
             if headers:  # an answer began: too late for another
                 raise

@@ -5,7 +5,9 @@ who may do them, and every kind of bad file answered with a clear 4xx that write
 import csv
 import html
 import io
+import json
 import re
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -29,9 +31,10 @@ from tests.helpers import (
     add_user,
     bearer,
     count_products,
+    eventually,
     sign_in,
 )
-from tests.processes import Watched, fetch, serving, workers_of
+from tests.processes import Watched, address, fetch, serving, workers_of
 from tests.workbooks import number, sheet, text, workbook
 
 IMPORTS = "/produtos/importacoes"
@@ -536,3 +539,39 @@ def test_a_sheet_without_a_dimension_or_with_too_small_a_one_imports_every_cell(
     assert db.execute("SELECT codigo, descricao FROM produtos ORDER BY id").fetchall() == [
         (f"C-{n}", f"Descrição {n}") for n in range(2, 5)
     ]
+
+
+@ONLY_SQLITE
+def test_a_client_that_hangs_up_during_the_dry_run_is_logged_499_and_the_work_stops(
+    database: str, tmp_path: Path
+) -> None:
+    """A served worker (Granian) tells the app when a connection closes: the dry run of a
+    50,000-row file is cancelled at its next stretch of rows, the access log says 499, and no
+    import is kept, not even after twice the time a whole dry run takes."""
+    body = ("nome;preco\r\n" + "".join(f"P{n};{n},50\r\n" for n in range(50_000))).encode()
+    headers = {"Content-Type": "text/csv", **JSON}
+    with serving(database, tmp_path) as (base, _):
+        started = time.monotonic()
+        whole = fetch("POST", f"{base}{IMPORTS}", content=body, headers=headers, timeout=300)
+        takes = time.monotonic() - started
+        assert whole.status_code == 201
+        head = (
+            f"POST {IMPORTS} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/csv\r\n"
+            f"Accept: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        with socket.create_connection(address(base)) as hanging_up:
+            hanging_up.sendall(head.encode() + body)
+
+        def logged() -> list[dict[str, Any]]:
+            lines = (tmp_path / "serve.log").read_text().splitlines()
+            found = [json.loads(line) for line in lines if '"catalogo.access"' in line]
+            return [line for line in found if line["route"] == IMPORTS]
+
+        eventually(lambda: len(logged()) == 2)
+        assert [line["status"] for line in logged()] == [201, 499]
+        assert logged()[1]["bytes"] == 0
+        deadline = time.monotonic() + 2 * takes
+        while time.monotonic() < deadline:  # a dry run not stopped would be kept meanwhile
+            kept = fetch("GET", f"{base}{IMPORTS}", headers=JSON).json()["importacoes"]
+            assert [i["id"] for i in kept] == [whole.json()["id"]]
+            time.sleep(0.2)

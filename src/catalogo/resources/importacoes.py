@@ -20,6 +20,7 @@ from catalogo.error_responses import problem_for
 from catalogo.exports import CSV, MEDIA_TYPES, CsvRows, Workbook
 from catalogo.identity import principal
 from catalogo.negotiation import HTML, JSON, body_is_json
+from catalogo.outermost import unless_gone
 from catalogo.resources import (
     Resource,
     autoria_of,
@@ -70,13 +71,16 @@ class ImportacoesResource(Resource):
                 raise importing.ImportRefused(
                     _NO_FILE if upload.data is None else "O arquivo está vazio."
                 )
-            staged, _ = await imports.stage(
-                storage,
-                upload.data,
-                codificacao,
-                upload.nome or "(corpo da requisição)",
-                autoria_of(request, media),
-                time.time(),
+            staged, _ = await unless_gone(
+                request,
+                imports.stage(
+                    storage,
+                    upload.data,
+                    codificacao,
+                    upload.nome or "(corpo da requisição)",
+                    autoria_of(request, media),
+                    time.time(),
+                ),
             )
         except importing.ImportRefused as refused:
             if media == JSON:
