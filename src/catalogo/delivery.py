@@ -10,7 +10,8 @@ waits as webhooks.SCHEDULE_S says, then the same event goes again with the same 
 410, or a failure past the schedule's end, switches the subscription off, and /webhooks says
 why. A worker killed mid-delivery loses nothing: its lease ends, another instance takes the
 subscription and sends the event again. A long run of events of other kinds is passed over a
-third of a lease at a time, then let go where it stands and taken again at the next look, so no
+third of a lease at a time (each read's events passed over before it looks at the time, so a
+slow read still moves on), then let go where it stands and taken again at the next look, so no
 lease runs out while its holder is still reading.
 
 Every connection goes to an address checked just before it is made (webhooks.refused_address):
@@ -91,10 +92,13 @@ class Deliverer:
         allowed: Collection[Network] = (),
         instruments: Instruments = Instruments(),
         keyring: Keyring | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """`allowed`: networks a delivery may reach although not public; `keyring`: what
-        opens the secrets as the database keeps them."""
+        opens the secrets as the database keeps them; `clock`: the time leases are measured
+        by (a test's own, so that a busy machine's pauses never end one)."""
         self._storage = storage
+        self._clock = clock
         self._keyring = keyring or Keyring()
         self._allowed = allowed
         self._observe = instruments.outcome
@@ -120,7 +124,7 @@ class Deliverer:
 
     async def serve_due(self) -> None:
         """Claims every due subscription it has room for, each served in a task of its own."""
-        now = time.time()
+        now = self._clock()
         if len(self._serving) >= IN_FLIGHT or not await self._storage.webhook_due(now):
             return
         while len(self._serving) < IN_FLIGHT:
@@ -157,17 +161,15 @@ class Deliverer:
         """Its events in order while they are answered 2xx; then the lease let go."""
         done = webhook.ultimo_evento
         failures, failing_since = webhook.falhas, webhook.falhando_desde
-        renewed = time.monotonic()
+        renewed = self._clock()
         try:
             while eventos := await self._storage.events(done, EVENTS_READ):
-                if time.monotonic() - renewed > LEASE_S / 3:
-                    break  # a long run of other kinds: let go in time, where it stands
                 for evento in eventos:
                     if evento.tipo not in webhook.eventos:
                         done = evento.id
                         continue
                     outcome = await self.send(webhook, evento)
-                    now = time.time()
+                    now = self._clock()
                     if not outcome.delivered:
                         failures += 1
                         await self._failed(webhook, outcome, failures, failing_since or now, now)
@@ -185,7 +187,9 @@ class Deliverer:
                     if not held:  # replayed meanwhile, or taken over: the new holder goes on
                         return
                     done, failures, failing_since = evento.id, 0, None
-                    renewed = time.monotonic()
+                    renewed = now
+                if self._clock() - renewed > LEASE_S / 3:
+                    break  # a long run of other kinds: let go in time, where it stands
             await self._storage.release_webhook(webhook.id, self._owner, done)
         except StorageUnavailable as error:  # the lease ends by itself, and another goes on
             _LOG.warning("webhooks: o banco de dados não responde (%s)", error)
@@ -223,7 +227,7 @@ class Deliverer:
             history.representation(evento), None if produto is None else representation(produto)
         )
         message = webhooks.message_id(evento.id)
-        timestamp = int(time.time())
+        timestamp = int(self._clock())
         try:
             secret = self._keyring.open(webhook.segredo)
         except Unopenable:
