@@ -6,6 +6,10 @@ path run, each on its own paths (no path: both, whole). pytest itself reads the 
 first, so that an option's value (`-k paging`, `--deselect tests/e2e/...`) is never taken for
 a path, and a wrong option is refused before anything runs.
 
+Every suite runs, whatever the one before it did (a failure in the main suite used to leave
+the browser suite out, saying nothing of it), and the run ends with one line per suite: what it
+ran, how it ended. The status is the first failing suite's, else 0.
+
 Arguments that select no test are refused rather than passed as green: a suite named by a path
 must select a test, and so must the two suites together.
 
@@ -14,6 +18,9 @@ must select a test, and so must the two suites together.
 
 import subprocess
 import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +47,10 @@ class Suite:
     name: str
     arguments: list[str]  # for pytest
     named: bool  # a path chose it: then it must select a test
+
+    @property
+    def called(self) -> str:
+        return "the browser suite (tests/e2e)" if self.name == "browser" else "the main suite"
 
 
 class _Positional:
@@ -95,21 +106,67 @@ def refuse(message: str) -> int:
     return int(NO_TESTS)
 
 
+@dataclass(frozen=True)
+class Outcome:
+    suite: Suite
+    status: int
+    counts: dict[str, int] | None  # from pytest's JUnit report; None: it wrote none
+    seconds: float
+
+    def line(self) -> str:
+        counts = self.counts or {}
+        ran = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n or kind == "passed")
+        verdict = {0: "passed", int(NO_TESTS): "selected no test"}.get(self.status, "FAILED")
+        return (
+            f"scripts/test: {self.suite.called}: {ran or 'no results'} in {self.seconds:.0f} s: "
+            f"{verdict} (pytest exit {self.status})"
+        )
+
+
+def run_suite(suite: Suite) -> Outcome:
+    """One suite in a pytest of its own, and what it reported of itself."""
+    pytest_ = str(Path(sys.executable).with_name("pytest"))
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "report.xml"
+        started = time.monotonic()
+        status = subprocess.call([pytest_, *suite.arguments, f"--junitxml={report}"], cwd=ROOT)
+        return Outcome(suite, status, _counts(report), time.monotonic() - started)
+
+
+def _counts(report: Path) -> dict[str, int] | None:
+    try:
+        found = ElementTree.parse(report).getroot()  # noqa: S314 - pytest's own file
+    except (OSError, ElementTree.ParseError):
+        return None
+    total = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for suite in found.iter("testsuite"):
+        for name in total:
+            total[name] += int(suite.get(name, "0"))
+    bad = total["failures"] + total["errors"] + total["skipped"]
+    return {
+        "passed": total["tests"] - bad,
+        "failed": total["failures"],
+        "errors": total["errors"],
+        "skipped": total["skipped"],
+    }
+
+
 def run(args: list[str]) -> int:
     suites = plan(args)
     if isinstance(suites, int):
         return suites
-    pytest_ = str(Path(sys.executable).with_name("pytest"))
-    selected = False
-    for suite in suites:
-        status = subprocess.call([pytest_, *suite.arguments], cwd=ROOT)
-        if status == NO_TESTS and suite.named:
-            where = "the browser suite (tests/e2e)" if suite.name == "browser" else "the main suite"
-            return refuse(f"{' '.join(args) or 'no argument'} selects no test in {where}")
-        if status not in (0, NO_TESTS):
-            return status
-        selected = selected or status == 0
-    if not selected:
+    outcomes = [run_suite(suite) for suite in suites]
+    print()
+    for outcome in outcomes:
+        print(outcome.line())
+    for outcome in outcomes:
+        if outcome.status == NO_TESTS and outcome.suite.named:
+            called = outcome.suite.called
+            return refuse(f"{' '.join(args) or 'no argument'} selects no test in {called}")
+    failed = [o.status for o in outcomes if o.status not in (0, NO_TESTS)]
+    if failed:
+        return failed[0]
+    if all(o.status == NO_TESTS for o in outcomes):
         return refuse(f"{' '.join(args)} selects no test in either suite")
     return 0
 
