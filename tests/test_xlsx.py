@@ -234,3 +234,11 @@ def test_a_workbook_whose_first_sheet_is_missing_is_refused_and_one_with_none_is
         read(replaced(data, "xl/worksheets/sheet1.xml", None))
     no_sheets = b'<workbook xmlns="%s"><sheets/></workbook>' % workbooks.MAIN
     assert read(replaced(data, "xl/workbook.xml", no_sheets)) == []
+
+
+def test_markup_in_the_workbooks_own_parts_counts_against_the_bound_too() -> None:
+    data = workbook(sheet([row(1, text("A1", "nome"))]))
+    stuffed = b'<workbook xmlns="%s">%s<sheets/></workbook>' % (workbooks.MAIN, b"<x/>" * 30_000)
+    refused, _ = refusal(replaced(data, "xl/workbook.xml", stuffed), cells=5_000)
+    assert refused.status == 413
+    assert "mais de 20.000 elementos de XML" in str(refused)

@@ -265,7 +265,7 @@ class _Handler:
         self.active = False  # inside a text element
         self.length = 0
         self.phonetic = 0
-        self.elements = 0  # begun, counted by the handlers that read many
+        self.elements = 0  # begun: every handler counts them
 
     def start(self, name: str, attributes: dict[str, str]) -> None:
         """An element begins."""
@@ -303,6 +303,7 @@ class _Relations(_Handler):
         self.found: dict[str, tuple[str, str]] = {}
 
     def start(self, name: str, attributes: dict[str, str]) -> None:
+        self.elements += 1
         if _local(name) != "Relationship" or len(self.found) >= PARTS_MAXIMUM:
             return
         target = attributes.get("Target", "")
@@ -321,6 +322,7 @@ class _Sheets(_Handler):
         self.order: list[str] = []
 
     def start(self, name: str, attributes: dict[str, str]) -> None:
+        self.elements += 1
         if _local(name) == "sheet" and len(self.order) < PARTS_MAXIMUM:
             self.order.extend(v for k, v in attributes.items() if k.endswith(":id"))
 
