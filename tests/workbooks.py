@@ -1,14 +1,20 @@
 """Workbooks the tests write byte by byte: the least an xlsx needs, with whatever sheet and
 shared strings a test gives, and the bombs an attacker would send (parts that unpack to a
-gigabyte, parts that say less than they hold, a directory of many entries)."""
+gigabyte, parts that say less than they hold, a directory of many entries); and files a real
+spreadsheet program (LibreOffice) saved."""
 
 import base64
 import functools
 import io
 import os
+import shutil
 import struct
+import subprocess
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from tests.databases import unavailable
 
 MAIN = b"http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _TYPES = (
@@ -244,3 +250,23 @@ BOMBS: dict[str, tuple[Callable[[], bytes], int, str]] = {
 def bomb(name: str) -> bytes:
     """The bomb `name`, built once per test process (the largest take seconds to pack)."""
     return BOMBS[name][0]()
+
+
+def soffice() -> str:
+    found = shutil.which("soffice")
+    if found is None:
+        unavailable("LibreOffice is not installed: apt-get install libreoffice-calc-nogui")
+    return found
+
+
+def converted(source: Path, infilter: str | None) -> Path:
+    """`source` opened by LibreOffice as a Brazilian user's would, saved as xlsx (with a profile
+    of its own: two at once on one profile fail)."""
+    profile = f"-env:UserInstallation={(source.parent / 'perfil').as_uri()}"
+    out = source.parent / "out"
+    command = [soffice(), profile, "--headless", "--convert-to", "xlsx", "--outdir", str(out)]
+    if infilter:
+        command.insert(3, f"--infilter={infilter}")
+    done = subprocess.run([*command, str(source)], capture_output=True, timeout=120, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out / (source.stem + ".xlsx")

@@ -5,8 +5,6 @@ import csv
 import dataclasses
 import datetime
 import io
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -17,8 +15,9 @@ from starlette.testclient import TestClient
 from catalogo import exports
 from catalogo.app import create_app
 from catalogo.settings import Settings
-from tests.databases import Database, unavailable
+from tests.databases import Database
 from tests.helpers import JSON, add_token, add_user, bearer, create_via_json
+from tests.workbooks import converted
 
 CSV_ACCEPT = {"Accept": "text/csv"}
 XLSX_ACCEPT = {"Accept": exports.XLSX}
@@ -164,26 +163,6 @@ class TestWhoMayExport:
             assert client.get("/produtos?formato=csv", headers=JSON).status_code == 401
             allowed = client.get("/produtos?formato=csv", headers=bearer(secret))
             assert allowed.status_code == 200 and allowed.content.startswith(b"\xef\xbb\xbfid;")
-
-
-def soffice() -> str:
-    found = shutil.which("soffice")
-    if found is None:
-        unavailable("LibreOffice is not installed: apt-get install libreoffice-calc-nogui")
-    return found
-
-
-def converted(source: Path, infilter: str | None) -> Path:
-    """`source` opened by LibreOffice as a Brazilian user's would, saved as xlsx (with a profile
-    of its own: two at once on one profile fail)."""
-    profile = f"-env:UserInstallation={(source.parent / 'perfil').as_uri()}"
-    out = source.parent / "out"
-    command = [soffice(), profile, "--headless", "--convert-to", "xlsx", "--outdir", str(out)]
-    if infilter:
-        command.insert(3, f"--infilter={infilter}")
-    done = subprocess.run([*command, str(source)], capture_output=True, timeout=120, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return out / (source.stem + ".xlsx")
 
 
 def test_a_spreadsheet_program_reads_the_ptbr_csv_and_the_xlsx_as_numbers_with_accents(

@@ -575,3 +575,25 @@ def test_a_client_that_hangs_up_during_the_dry_run_is_logged_499_and_the_work_st
             kept = fetch("GET", f"{base}{IMPORTS}", headers=JSON).json()["importacoes"]
             assert [i["id"] for i in kept] == [whole.json()["id"]]
             time.sleep(0.2)
+
+
+def test_a_workbook_libreoffice_saved_from_a_shops_csv_imports_as_the_csv_does(
+    client: TestClient, tmp_path: Path
+) -> None:
+    """LibreOffice, opening a pt-BR CSV as a Brazilian user's would and saving it as xlsx,
+    writes shared strings, typed numbers and a multi-line cell: the dry run of that workbook
+    is the dry run of the CSV."""
+    source = tmp_path / "loja.csv"
+    source.write_bytes(
+        csv_of(
+            "codigo;nome;descricao;preco",
+            'CAN-1;Caneca azul;"Duas\nlinhas";1234,56',
+            "PRA-2;Prato;;12,5",
+            ";Copo sem código;Vidro;3",
+        )
+    )
+    workbook = workbooks.converted(source, "CSV:59,34,76,1,,1046").read_bytes()
+    from_csv = sent(client, source.read_bytes()).json()["relatorio"]["novos"]
+    from_xlsx = sent(client, workbook, "loja.xlsx").json()["relatorio"]["novos"]
+    assert [n["produto"] for n in from_xlsx] == [n["produto"] for n in from_csv]
+    assert [n["produto"]["preco"] for n in from_xlsx] == ["1234.56", "12.50", "3.00"]
