@@ -115,7 +115,11 @@ class Outcome:
 
     def line(self) -> str:
         counts = self.counts or {}
-        ran = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n or kind == "passed")
+        ran = ", ".join(
+            f"{n} {'error' if kind == 'errors' and n == 1 else kind}"
+            for kind, n in counts.items()
+            if n or kind == "passed"
+        )
         verdict = {0: "passed", int(NO_TESTS): "selected no test"}.get(self.status, "FAILED")
         return (
             f"scripts/test: {self.suite.called}: {ran or 'no results'} in {self.seconds:.0f} s: "
