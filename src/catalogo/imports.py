@@ -19,10 +19,10 @@ import dataclasses
 import itertools
 import math
 import uuid
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -43,6 +43,7 @@ from catalogo.storage import (
 )
 from catalogo.storage.port import LineKind
 
+T = TypeVar("T")
 STAGED_FOR_S = 3600  # how long a dry run may be confirmed
 REPORT_PAGE = 100  # lines of each kind on a page of the report
 RECENT = 20  # imports on the import page's list
@@ -140,11 +141,11 @@ async def dry_run(
     `codigo`, else new), ROWS_READ rows at a time: read and checked off the event loop, their
     products looked up in between, and only the report kept. Raises importing.ImportRefused
     for a file that cannot be read as a whole."""
-    head, rows = await asyncio.to_thread(_opened, data, codificacao)
+    head, rows = await _in_thread(lambda: _opened(data, codificacao))
     report = ImportReport(ignoradas=head.unknown)
     lines_of: dict[tuple[str, object], int] = {}
     try:
-        while batch := await asyncio.to_thread(lambda: list(itertools.islice(rows, ROWS_READ))):
+        while batch := await _in_thread(lambda: list(itertools.islice(rows, ROWS_READ))):
             by_id = await services.live(
                 storage, "ids", {row.id for row in batch if row.id is not None}
             )
@@ -161,6 +162,17 @@ async def dry_run(
     finally:
         rows.close()
     return report
+
+
+async def _in_thread(work: Callable[[], T]) -> T:
+    """`work` in a thread, awaited to its end even when the request is cancelled meanwhile
+    (its client hung up): the file's reader it advances is closed only once it has stopped."""
+    running = asyncio.ensure_future(asyncio.to_thread(work))
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        await asyncio.wait((running,))
+        raise
 
 
 def _opened(

@@ -76,7 +76,13 @@ async def unless_gone(request: Request, work: Awaitable[T]) -> T:
             await asyncio.gather(doing, return_exceptions=True)
     if doing.cancelled():
         raise ClientGone()
-    return doing.result()
+    error = doing.exception()
+    if error is None:
+        return doing.result()
+    try:
+        raise error
+    finally:  # else its traceback holds this frame, which holds the task, which holds it:
+        del doing, error  # a cycle that kept a refused upload until the collector's next pass
 
 
 async def _disconnected(receive: Receive) -> None:

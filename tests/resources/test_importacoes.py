@@ -488,28 +488,35 @@ class TestWorkbooksBeyondTheBounds:
         self, database: str, tmp_path: Path
     ) -> None:
         """Measured on the worker itself (/proc: its CPU seconds and its peak resident memory
-        from just before each upload): before, the dry run held 1-2.5 GB for 20-300 s, and
-        kept a gigabyte after. The bounds are ten times what each takes here, so that a busy
-        machine does not fail them: CPU seconds are the worker's own, not the wall clock's."""
+        from just before each upload), all of them twice: before, the dry run held 1-2.5 GB for
+        20-300 s, and kept a gigabyte after. The bounds are ten times what each takes here, so
+        that a busy machine does not fail them: CPU seconds are the worker's own, not the wall
+        clock's."""
         with serving(database, tmp_path) as (base, process):
             (worker,) = workers_of(process)
-            settled = Watched(worker).rss_mib
-            for name, (_, status, says) in workbooks.BOMBS.items():
-                data = workbooks.bomb(name)
-                watched = Watched(worker)
-                answer = fetch(
-                    "POST",
-                    f"{base}{IMPORTS}",
-                    files={"arquivo": ("bomba.xlsx", data)},
-                    headers=JSON,
-                    timeout=300,
-                )
-                used = watched.since()
-                assert (answer.status_code, says in answer.text) == (status, True), name
-                assert used.cpu_s < 10, (name, used)
-                assert used.peak_mib < 64, (name, used)
+            after = [Watched(worker).rss_mib]
+            for _ in range(2):
+                for name, (_, status, says) in workbooks.BOMBS.items():
+                    data = workbooks.bomb(name)
+                    watched = Watched(worker)
+                    answer = fetch(
+                        "POST",
+                        f"{base}{IMPORTS}",
+                        files={"arquivo": ("bomba.xlsx", data)},
+                        headers=JSON,
+                        timeout=300,
+                    )
+                    used = watched.since()
+                    assert (answer.status_code, says in answer.text) == (status, True), name
+                    assert used.cpu_s < 10, (name, used)
+                    assert used.peak_mib < 64, (name, used)
+                after.append(Watched(worker).rss_mib)
             assert fetch("GET", f"{base}/healthz").status_code == 200
-            assert Watched(worker).rss_mib < settled + 64  # nothing of them kept
+        # Nothing of them kept: the first round leaves what the allocator keeps of its peaks,
+        # the second no more (a cycle that held each upload until the collector came round
+        # left 90 MB a round).
+        assert after[1] < after[0] + 64, after
+        assert after[2] < after[1] + 16, after
 
 
 @pytest.mark.parametrize("dimension", [None, "A1:A1"])
