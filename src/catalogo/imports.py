@@ -173,6 +173,8 @@ async def _in_thread(work: Callable[[], T]) -> T:
     except asyncio.CancelledError:
         await asyncio.wait((running,))
         raise
+    finally:  # an error's traceback holds this frame: not the future that holds the error
+        del running
 
 
 def _opened(
