@@ -32,9 +32,9 @@ from typing import Any
 
 from starlette.middleware.errors import ServerErrorMiddleware
 
-from catalogo.app import create_app
-from catalogo.outermost import Outermost
-from catalogo.settings import Settings
+from catalogo.http.app import create_app
+from catalogo.http.middleware.outermost import Outermost
+from catalogo.runtime.settings import Settings
 
 CATALOGO = str(Path(sys.executable).with_name("catalogo"))
 CASES = {

@@ -22,14 +22,14 @@ from decimal import Decimal
 
 import asyncpg
 
-from catalogo import migrations
-from catalogo.history import CLI
-from catalogo.produtos import Produto, samples
-from catalogo.settings import Settings
-from catalogo.storage import open_storage, postgres, postgres_history
+from catalogo.domain.historico import CLI
+from catalogo.domain.produtos import Produto, samples
+from catalogo.runtime.settings import Settings
+from catalogo.storage import migrations, open_storage
+from catalogo.storage.postgres import historico, store
 
 SERVER = "postgresql://postgres@127.0.0.1:5432"
-SHIPPED = postgres_history.WRITING_EVENT
+SHIPPED = historico.WRITING_EVENT
 READING = "shared lock (shipped), a feed reader polling nonstop"
 VARIANTS = {
     "shared lock (shipped)": SHIPPED,
@@ -40,7 +40,7 @@ VARIANTS = {
 
 
 async def _round(url: str, writers: int, seconds: float, statement: str, reader: bool) -> float:
-    setattr(postgres, "WRITING_EVENT", statement)  # noqa: B010 - this process only
+    setattr(store, "WRITING_EVENT", statement)  # noqa: B010 - this process only
     storage = await open_storage(Settings(database_url=url, database_pool_size=writers + 1))
     done = 0
     deadline = time.monotonic() + seconds
@@ -62,7 +62,7 @@ async def _round(url: str, writers: int, seconds: float, statement: str, reader:
         await asyncio.gather(*(write() for _ in range(writers)), *([read()] if reader else []))
     finally:
         await storage.close()
-        setattr(postgres, "WRITING_EVENT", SHIPPED)  # noqa: B010
+        setattr(store, "WRITING_EVENT", SHIPPED)  # noqa: B010
     return done / seconds
 
 

@@ -22,9 +22,9 @@ from pathlib import Path
 from bench import CATALOGO, Case, Figures, free_port, record, seeded, start, stop, wait_until_up
 from bench import wrk as run_wrk
 
-from catalogo.history import CLI
-from catalogo.produtos import Produto
-from catalogo.settings import Settings
+from catalogo.domain.historico import CLI
+from catalogo.domain.produtos import Produto
+from catalogo.runtime.settings import Settings
 from catalogo.storage import open_storage
 
 

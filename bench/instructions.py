@@ -30,11 +30,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench import CATALOGO, PASSWORD, USER, seeded, with_a_user
+from bench import PASSWORD, USER, seeded, with_a_user
 from profiling import scope
-
-from catalogo.app import create_app
-from catalogo.settings import Settings
+from revision import CATALOGO, Settings, create_app
 
 KINDS = ("edit", "signed", "update", "create", "json", "token", "jcreate")
 PRODUCTS, HOT, TOGETHER = 2_000, 200, 32

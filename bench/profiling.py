@@ -19,8 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from catalogo.app import create_app
-from catalogo.settings import Settings
+from revision import CATALOGO, Settings, create_app
 
 REQUESTS = 5000
 FORM = b"produto.nome=Caneca&produto.descricao=&produto.preco=29%2C90"
@@ -87,7 +86,7 @@ async def main(kind: str) -> None:
     with tempfile.TemporaryDirectory() as workdir:
         url = f"sqlite:///{Path(workdir) / 'c.db'}"
         subprocess.run(
-            [str(Path(sys.executable).with_name("catalogo")), "seed", "1000"],
+            [CATALOGO, "seed", "1000"],
             env={"CATALOGO_DATABASE_URL": url},
             check=True,
             capture_output=True,

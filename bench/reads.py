@@ -16,16 +16,13 @@ import asyncio
 import dataclasses
 import os
 import subprocess
-import sys
 import time
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 from profiling import scope
-
-from catalogo.app import create_app
-from catalogo.settings import Settings
+from revision import CATALOGO, Settings, create_app
 
 SEEDED = 10_000
 CASES = {
@@ -83,8 +80,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.database.exists():
         env = {**os.environ, "CATALOGO_DATABASE_URL": f"sqlite:///{args.database.resolve()}"}
-        seed = "import sys; from catalogo.cli import main; sys.exit(main())"
-        subprocess.run([sys.executable, "-c", seed, "seed", str(SEEDED)], env=env, check=True)
+        subprocess.run([CATALOGO, "seed", str(SEEDED)], env=env, check=True)
     asyncio.run(measure(args.database.resolve(), args.requests))
 
 

@@ -37,7 +37,7 @@ import bench
 from bench import CASES, Case
 from rival_apps import store
 
-from catalogo.produtos import samples
+from catalogo.domain.produtos import samples
 
 RIVAL_APPS = bench.HERE / "rival_apps"
 JSON_SERVER = "json-server@0.17.4"

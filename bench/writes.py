@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from reads import quiet
-
-from catalogo.app import create_app
+from revision import CATALOGO, create_app
 
 WRITES = 4000
 SEEDED = 2000
@@ -53,7 +52,7 @@ async def main(kind: str) -> None:
     with tempfile.TemporaryDirectory() as workdir:
         url = f"sqlite:///{Path(workdir) / 'c.db'}"
         subprocess.run(
-            [str(Path(sys.executable).with_name("catalogo")), "seed", str(SEEDED)],
+            [CATALOGO, "seed", str(SEEDED)],
             env={**os.environ, "CATALOGO_DATABASE_URL": url},
             check=True,
             capture_output=True,

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from catalogo import migrations
-from catalogo.app import create_app
-from catalogo.settings import Settings
+from catalogo.http.app import create_app
+from catalogo.runtime.settings import Settings
+from catalogo.storage import migrations
 from tests.databases import STRICT, Database, PostgreSQLServer
 from tests.helpers import LOCK_TIMEOUT_MS
 from tests.processes import OwnPostgreSQL
@@ -125,7 +125,8 @@ def settings(database: str) -> Settings:
         page_size=3,
         lock_timeout_ms=LOCK_TIMEOUT_MS,
         allowed_hosts=("testserver",),  # the Host of Starlette's TestClient
-        access_log=False,  # tests/test_outermost.py reads it; elsewhere it would only be noise
+        # tests/http/middleware/test_outermost.py reads it; elsewhere it would only be noise
+        access_log=False,
     )
 
 

@@ -7,7 +7,7 @@ import dataclasses
 import html.parser
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, NamedTuple, TypeVar
@@ -15,13 +15,13 @@ from typing import Any, NamedTuple, TypeVar
 import httpx2
 import pytest
 
-from catalogo import accounts
-from catalogo.accounts import Papel, Passwords
-from catalogo.app import Catalogo
-from catalogo.history import CLI
-from catalogo.produtos import Produto
-from catalogo.settings import Settings
-from catalogo.storage import open_storage
+from catalogo.domain import contas
+from catalogo.domain.contas import Papel, Passwords
+from catalogo.domain.historico import CLI
+from catalogo.domain.produtos import Produto
+from catalogo.http.app import Catalogo
+from catalogo.runtime.settings import Settings
+from catalogo.storage import Storage, open_storage
 from tests.databases import Database
 
 T = TypeVar("T")
@@ -63,13 +63,13 @@ def add_token(
     database: str, usuario_id: int, papel: Papel = "editor", expires_at: float | None = None
 ) -> str:
     """Creates a token as `catalogo tokens criar` does, and returns its secret."""
-    secret = accounts.new_token()
+    secret = contas.new_token()
 
     async def create() -> None:
         storage = await open_storage(Settings(database_url=database))
         try:
-            digest = accounts.digest(secret)
-            new = accounts.NewToken(usuario_id, "testes", papel, digest, time.time(), expires_at)
+            digest = contas.digest(secret)
+            new = contas.NewToken(usuario_id, "testes", papel, digest, time.time(), expires_at)
             await storage.create_token(new)
         finally:
             await storage.close()
@@ -309,3 +309,16 @@ def big_catalog(database: str, db: Database) -> None:
 
     asyncio.run(seed())
     db.execute("ANALYZE")
+
+
+def with_storage(database: str, test: Callable[[Storage, Passwords], Awaitable[None]]) -> None:
+    """`test` run on a store of `database` opened for it, closed after."""
+
+    async def opened() -> None:
+        storage = await open_storage(Settings(database_url=database))
+        try:
+            await test(storage, Passwords())
+        finally:
+            await storage.close()
+
+    asyncio.run(opened())

@@ -110,7 +110,7 @@ def _closed_early(received: bytes) -> bytes:
 def measured(env: Mapping[str, str]) -> dict[str, str]:
     """`env`, plus, when this run measures coverage (scripts/test's does), what has coverage.py
     measure the command too (its .pth reads COVERAGE_PROCESS_START), into files pytest-cov
-    combines: cli.py runs nowhere else. Only commands run to their end are measured. A server
+    combines: cli/main.py runs nowhere else. Only commands run to their end are measured. A server
     a test keeps running is not: its request path is measured in-process already, and
     measuring servers too made the tests that start them a third slower."""
     current = coverage.Coverage.current()

@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from catalogo import migrations
-from catalogo.settings import Settings
+from catalogo.runtime.settings import Settings
+from catalogo.storage import migrations
 from tests.databases import Database, unavailable
 from tests.helpers import (
     JSON,
@@ -35,6 +35,7 @@ from tests.helpers import (
     post_form,
     sign_in,
 )
+from tests.http.middleware.test_outermost import access_lines
 from tests.processes import (
     OwnPostgreSQL,
     catalogo,
@@ -44,7 +45,6 @@ from tests.processes import (
     start_serving,
     stop,
 )
-from tests.test_outermost import access_lines
 
 pytestmark = pytest.mark.postgresql
 

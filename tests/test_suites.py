@@ -26,8 +26,8 @@ def test_without_arguments_both_suites_run_whole_and_each_must_select_a_test() -
 
 
 def test_a_path_in_each_suite_runs_each_suite_on_its_own_path() -> None:
-    assert suites("tests/e2e/test_docs.py", "tests/test_app.py", "-x") == [
-        Suite("main", [*MAIN, "-x", "tests/test_app.py"], named=True),
+    assert suites("tests/e2e/test_docs.py", "tests/http/test_app.py", "-x") == [
+        Suite("main", [*MAIN, "-x", "tests/http/test_app.py"], named=True),
         Suite("browser", [*PARALLEL, "-x", "tests/e2e/test_docs.py"], named=True),
     ]
 

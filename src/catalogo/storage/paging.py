@@ -11,10 +11,10 @@ from collections.abc import Awaitable, Callable, Generator, Hashable
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
-from catalogo.produtos import Produto
-from catalogo.search import END, Ordem, Position, Query
+from catalogo.domain.busca import END, Ordem, Position, Query
+from catalogo.domain.produtos import Produto
 
-P = TypeVar("P")  # where a page starts or ends: an id, a version, or a search.Position
+P = TypeVar("P")  # where a page starts or ends: an id, a version, or a busca.Position
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -22,7 +22,7 @@ R = TypeVar("R")
 @dataclass(frozen=True)
 class Cursor(Generic[P]):
     """A page request: the first page, or the items just after or before a position (a
-    product's id in the trash, an event's version in a history, a search.Position in a list)."""
+    product's id in the trash, an event's version in a history, a busca.Position in a list)."""
 
     limit: int
     after: P | None = None

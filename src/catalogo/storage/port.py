@@ -1,5 +1,6 @@
 """The storage port: what the service asks of a database, in one Protocol per role, as each
-backend is mixed from one class per role (sqlite.py and postgres.py for products and keys,
+backend is mixed from one class per role (storage/sqlite/store.py and storage/postgres/store.py for
+products and keys,
 *_search.py for the list, *_history.py for events and the trash, *_accounts.py for accounts).
 Paging is paging.py's; choosing and opening a backend, __init__.py's.
 """
@@ -8,7 +9,8 @@ from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Sequ
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol
 
-from catalogo.accounts import (
+from catalogo.domain.busca import Position, Query
+from catalogo.domain.contas import (
     NewSession,
     NewToken,
     Papel,
@@ -18,9 +20,8 @@ from catalogo.accounts import (
     UserChange,
     Usuario,
 )
-from catalogo.history import Autoria, Evento
-from catalogo.produtos import Produto
-from catalogo.search import Position, Query
+from catalogo.domain.historico import Autoria, Evento
+from catalogo.domain.produtos import Produto
 from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Page
 from catalogo.storage.port_webhooks import WebhookStore
@@ -107,7 +108,7 @@ class Saved(NamedTuple):
 
 
 class ProductStore(Protocol):
-    """Products one by one: every write appends its event (history.py) in its own
+    """Products one by one: every write appends its event (domain/historico.py) in its own
     transaction, by `autoria`."""
 
     async def get(self, id: int) -> Produto | None: ...
@@ -147,7 +148,7 @@ class ProductStore(Protocol):
 
 
 class SearchStore(Protocol):
-    """The list: search, filters, order and counts (search.py, docs/search.md)."""
+    """The list: search, filters, order and counts (domain/busca.py, docs/search.md)."""
 
     async def find(
         self,
@@ -171,7 +172,7 @@ class SearchStore(Protocol):
 
 
 class HistoryStore(Protocol):
-    """Events, the trash and the change feed (history.py)."""
+    """Events, the trash and the change feed (domain/historico.py)."""
 
     async def removed(self, id: int) -> Removal | None:
         """When and by whom a removed product was removed; None if it is not removed."""
@@ -249,7 +250,7 @@ class UnknownUser(Exception):
 
 
 class AccountStore(Protocol):
-    """Users, sign-in attempts, sessions and tokens (accounts.py). `now` is given by the
+    """Users, sign-in attempts, sessions and tokens (domain/contas.py). `now` is given by the
     caller, so that every check of one request sees one time."""
 
     async def users_exist(self) -> bool: ...
@@ -269,9 +270,9 @@ class AccountStore(Protocol):
         ...
 
     async def reserve_sign_in(self, nome: str, address: str, now: float) -> int:
-        """Weighs a sign-in against the failures `accounts.throttled` counts and, if it may be
+        """Weighs a sign-in against the failures `contas.throttled` counts and, if it may be
         tried, records it as failed, in one step that no other try of the name or the address
-        comes between, on any connection or instance: its id. Raises accounts.Throttled."""
+        comes between, on any connection or instance: its id. Raises contas.Throttled."""
         ...
 
     async def sign_in_succeeded(self, attempt: int) -> None:

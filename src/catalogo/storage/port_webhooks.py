@@ -3,7 +3,7 @@ delivery stands. The events they deliver are the history's (`HistoryStore.events
 
 from typing import Protocol
 
-from catalogo.webhooks import Webhook
+from catalogo.domain.webhooks import Webhook
 
 
 class WebhookStore(Protocol):

@@ -7,12 +7,12 @@ from typing import Any
 
 import orjson
 
-from catalogo import history
-from catalogo.history import Autoria, Evento
-from catalogo.produtos import Produto, same_fields
+from catalogo.domain import historico
+from catalogo.domain.historico import Autoria, Evento
+from catalogo.domain.produtos import Produto, same_fields
+from catalogo.domain.webhooks import Webhook
 from catalogo.storage import paging
 from catalogo.storage.port import Importacao, StagedLine
-from catalogo.webhooks import Webhook
 
 USER_COLUMNS = "id, nome, papel, ativo, created_at"
 TOKEN_COLUMNS = (
@@ -66,7 +66,7 @@ CODIGO_HOLDER = "SELECT id, removido_em IS NOT NULL FROM produtos WHERE codigo_c
 
 
 def event_row(
-    tipo: history.Tipo,
+    tipo: historico.Tipo,
     produto: Produto,
     antes: Produto | None,
     depois: Produto | None,
@@ -78,8 +78,8 @@ def event_row(
         produto.id,
         tipo,
         produto.versao,
-        None if antes is None else history.fields_json(antes),
-        None if depois is None else history.fields_json(depois),
+        None if antes is None else historico.fields_json(antes),
+        None if depois is None else historico.fields_json(depois),
         *autoria,
         now,
     )
@@ -92,7 +92,7 @@ def left_as_it_was(evento: Evento, current: Produto, removed: bool) -> bool:
     fields = evento.antes if evento.tipo == "removido" else evento.depois
     if fields is None or removed != (evento.tipo == "removido"):
         return False
-    return same_fields(history.produto_of(fields), current)
+    return same_fields(historico.produto_of(fields), current)
 
 
 def evento_of(row: Any) -> Evento:
@@ -102,8 +102,8 @@ def evento_of(row: Any) -> Evento:
         produto_id=produto_id,
         tipo=tipo,
         versao=versao,
-        antes=history.parse_fields(antes),
-        depois=history.parse_fields(depois),
+        antes=historico.parse_fields(antes),
+        depois=historico.parse_fields(depois),
         quem=quem,
         token=token,
         origem=origem,
@@ -192,7 +192,7 @@ def line_rows(id: str, lines: Sequence[StagedLine]) -> Iterator[tuple[str, str, 
     return ((id, tipo, posicao, dados) for posicao, (tipo, dados) in enumerate(lines))
 
 
-# Webhooks (webhooks.py): a subscription's columns, in Webhook's order.
+# Webhooks (domain/webhooks.py): a subscription's columns, in Webhook's order.
 WEBHOOK_COLUMNS = (
     "id, url, eventos, segredo, criado_em, criado_por, ultimo_evento, falhas, falhando_desde, "
     "proxima_em, ultimo_status, ultima_resposta, ultima_em, desativado_em, motivo"

@@ -1,0 +1,5 @@
+"""`python -m catalogo`: the same commands as the `catalogo` script."""
+
+from catalogo.cli.main import main
+
+main()

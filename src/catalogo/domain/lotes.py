@@ -1,0 +1,134 @@
+"""Many products changed at once (Django admin's actions): what a clerk asks (`Pedido`: remove,
+reprice by a percentage, or set one price), the price each product would get, and the
+selection a confirmation carries (each product's id and the version it was shown at). No I/O:
+services/lotes.py looks the products up and writes them.
+
+Prices are rounded to the cent, half up (R$ 10,005 is R$ 10,01), and never below R$ 0,01 nor
+above the form's maximum: a product whose new price would be is left out of the batch and named.
+"""
+
+import re
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Literal
+
+from catalogo.domain.precos import CENTAVO, PRECO_MAXIMO, PrecoInvalido, format_preco, parse_preco
+from catalogo.domain.produtos import parse_id
+
+Acao = Literal["remover", "reajustar", "definir"]
+ACOES: dict[str, str] = {
+    "reajustar": "Reajustar preço (%)",
+    "definir": "Definir preço",
+    "remover": "Remover",
+}
+PERCENTUAL_MINIMO = Decimal("-99.99")  # -100% would be no price at all
+PERCENTUAL_MAXIMO = Decimal(1000)
+_PERCENTUAL = re.compile(r"([+\-\u2212]?) *([0-9]{1,4})(?:[.,]([0-9]{1,2}))? *%?")
+
+
+class LoteInvalido(ValueError):
+    """What was asked cannot be done as asked; the message says what would be."""
+
+
+@dataclass(frozen=True)
+class Pedido:
+    acao: Acao
+    percentual: Decimal | None = None
+    preco: Decimal | None = None
+
+    def said(self) -> str:
+        """The action as the confirmation page names it."""
+        if self.acao == "reajustar" and self.percentual is not None:
+            sign = "+" if self.percentual > 0 else ""
+            return f"Reajuste de {sign}{percent(self.percentual)}%"
+        if self.acao == "definir" and self.preco is not None:
+            return f"Preço definido em {format_preco(self.preco)}"
+        return "Remoção"
+
+    def done(self, count: int) -> str:
+        """What the notice says once it is done: "42 produtos reajustados"."""
+        one = count == 1
+        what = {
+            "reajustar": "reajustado" if one else "reajustados",
+            "definir": "com o preço definido",
+            "remover": "removido" if one else "removidos",
+        }[self.acao]
+        return f"{count} {'produto' if one else 'produtos'} {what}."
+
+
+def percent(value: Decimal) -> str:
+    return f"{value.normalize():f}".replace(".", ",")
+
+
+def parse_pedido(acao: str, percentual: str | None, preco: str | None) -> Pedido:
+    """Raises LoteInvalido, naming the field."""
+    if acao == "remover":
+        return Pedido("remover")
+    if acao == "reajustar":
+        return Pedido("reajustar", percentual=parse_percentual(percentual or ""))
+    if acao == "definir":
+        try:
+            return Pedido("definir", preco=parse_preco(preco or ""))
+        except PrecoInvalido as error:
+            raise LoteInvalido(f"Preço: {error}") from None
+    raise LoteInvalido(
+        f"acao deve ser {', '.join(ACOES)} (recebido «{acao:.30}»)." if acao else "Escolha a ação."
+    )
+
+
+def parse_percentual(text: str) -> Decimal:
+    """`8`, `-10`, `+2,5`, `7.25%`: a percentage of up to two decimal places."""
+    found = _PERCENTUAL.fullmatch(text.strip())
+    if found is None:
+        raise LoteInvalido(
+            f"Percentual: «{text.strip():.20}» não é um percentual; escreva, por exemplo, 8 para "
+            "aumentar 8% ou -10 para baixar 10%."
+            if text.strip()
+            else "Percentual: informe quanto reajustar (por exemplo, 8 ou -10)."
+        )
+    sign, whole, cents = found.groups()
+    minus = sign in ("-", "\u2212")
+    value = Decimal(f"{'-' if minus else ''}{whole}.{cents or '0'}")
+    if value == 0:
+        raise LoteInvalido("Percentual: um reajuste de 0% não muda nada.")
+    if not PERCENTUAL_MINIMO <= value <= PERCENTUAL_MAXIMO:
+        raise LoteInvalido("Percentual: use de -99,99 a 1000.")
+    return value
+
+
+def new_price(pedido: Pedido, atual: Decimal) -> Decimal | None:
+    """The price `pedido` gives a product priced `atual`, or None when it would fall outside
+    R$ 0,01 … the maximum (the product is left out of the batch)."""
+    if pedido.acao == "definir":
+        return pedido.preco
+    if pedido.percentual is None:
+        return atual
+    try:
+        value = (atual * (100 + pedido.percentual) / 100).quantize(CENTAVO, ROUND_HALF_UP)
+    except InvalidOperation:
+        return None
+    return value if CENTAVO <= value <= PRECO_MAXIMO else None
+
+
+def selection(seen: list[tuple[int, int]]) -> str:
+    """What a confirmation carries of each product: its id and the version it was shown at."""
+    return " ".join(f"{id}:{versao}" for id, versao in seen)
+
+
+def parse_selection(text: str, most: int) -> list[tuple[int, int]]:
+    """Raises LoteInvalido for anything `selection` does not write, or more than `most`."""
+    parts = text.split()
+    if not parts:
+        raise LoteInvalido("Nenhum produto selecionado.")
+    if len(parts) > most:
+        raise LoteInvalido(f"Um lote leva até {most:,} produtos.".replace(",", "."))
+    seen = []
+    for part in parts:
+        id, _, versao = part.partition(":")
+        read = parse_id(id), parse_id(versao)
+        if read[0] is None or read[1] is None:
+            raise LoteInvalido("selecao malformada: envie a da página de confirmação.")
+        seen.append((read[0], read[1]))
+    if len({id for id, _ in seen}) != len(seen):
+        raise LoteInvalido("selecao malformada: um produto aparece duas vezes.")
+    return seen

@@ -1,0 +1,264 @@
+"""The one middleware: what every request goes through before routing, in one pass.
+
+1. Every response gets the security headers (`SECURITY_HEADERS`), one policy for every page,
+   /docs included (the access log, outermost, adds them: a 500 gets them too).
+   A path with a control character in it (`/produtos/5%0A`) is 404 before any route sees it.
+2. `Host` must name this service (`CATALOGO_ALLOWED_HOSTS`), or 400: a page whose domain an
+   attacker points at 127.0.0.1 (DNS rebinding) controls both `Host` and `Origin`, so only
+   the name itself tells it from the service's own pages. One `Host`, and none only on
+   HTTP/1.0 (RFC 9112 §3.2).
+Writes, and only writes, then go through three more steps:
+3. A write a browser sends on behalf of another site is refused (403), as Go 1.25's
+   CrossOriginProtection does it, with no tokens: `Sec-Fetch-Site` when the browser sends it,
+   else `Origin` against `Host`. Requests with neither header (curl, scripts, servers) are not
+   from a browser and pass.
+4. The body is read once, within the limit (413) and in time (408), before anything parses
+   it (a body is whole once it has its `Content-Length`). Time, because a body that never ends
+   holds its connection forever: each may take `CATALOGO_BODY_TIMEOUT_MS`, one more second
+   for each `MIN_BODY_RATE` bytes that arrive
+   (Apache's mod_reqtimeout rule), and never more than `MAX_BODY_TIMEOUTS` times that. A body
+   cut short (the client hung up, or broken chunked framing) is 400, logged as no error.
+   A file sent to the import (`IMPORT_PATH`) has its own limit, `CATALOGO_IMPORT_MAX_BYTES`,
+   and up to `IMPORT_BODY_TIMEOUTS` times the body's time: that route only.
+5. A form's `_method` overrides the method before routing, as in Rack's MethodOverride, and
+   only for a POST of form data: `_method` in a query string or a JSON body, or on any other
+   method, is ignored; and never on the import, whose form carries a file.
+"""
+
+import asyncio
+import re
+import urllib.parse
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from catalogo.http import bulk_errors, errors, problems
+from catalogo.http.bodies import keep_body, read_form
+from catalogo.http.negotiation import FORM_TYPES, header, media_type
+from catalogo.runtime.settings import Settings
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# No path of ours holds a control character, and Starlette's route patterns end in `$`, which
+# also matches before a final line feed: `/produtos/5%0A` would be a second address of product 5.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+OVERRIDABLE = frozenset({"PUT", "DELETE"})
+# A Host header's value, lowercased: a name or an address, and a port. No lazy quantifier:
+# one cost a millisecond on an 8 KB Host, at every request an attacker sends.
+_HOST = re.compile(rb"(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::[0-9]{1,5})?")
+_MAX_HOST = 262  # a DNS name (253), a final dot, a port
+_HOSTLESS = ("1.0", "1")  # HTTP/1.0 may omit Host (HAProxy's health checks do)
+MIN_BODY_RATE = 1000  # bytes a second: what the slowest real upload sends, and more
+MAX_BODY_TIMEOUTS = 6
+IMPORT_PATH = "/produtos/importacoes"
+IMPORT_BODY_TIMEOUTS = 30  # 20 MiB in 5 minutes by default: 70 KB/s
+MAX_REMEMBERED_HOSTS = 256  # "localhost:1" to "localhost:65535" are all allowed: keep a few
+
+_POLICY = {
+    "default-src": "'none'",
+    "style-src": "'self'",
+    "img-src": "'self'",
+    "script-src": "'self'",
+    "connect-src": "'self'",  # /docs' Experimentar (static/docs.js)
+    "form-action": "'self'",
+    "frame-ancestors": "'none'",
+    "base-uri": "'none'",
+    "object-src": "'none'",
+}
+
+
+SECURITY_HEADERS = [
+    (b"content-security-policy", "; ".join(f"{k} {v}" for k, v in _POLICY.items()).encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+]
+
+
+class Guard:
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.max_bytes = settings.max_body_bytes
+        self.import_max_bytes = settings.import_max_bytes
+        self.body_timeout = settings.body_timeout_ms / 1000
+        self._deadlines = _Deadlines(tick=min(1.0, self.body_timeout / 4))
+        self.hosts = frozenset(h for h in settings.allowed_hosts if not h.startswith("."))
+        self.domains = tuple(h for h in settings.allowed_hosts if h.startswith("."))
+        self._accepted: set[bytes] = set()  # Host values seen and allowed: the usual few
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if _CONTROL.search(scope["path"]):
+            refusal: HTTPException | None = HTTPException(404)
+        else:
+            refusal = self._host_refusal(scope)
+        if refusal is not None:
+            await problems.respond(Request(scope, receive), refusal)(scope, receive, send)
+            return
+        if scope["method"] in SAFE_METHODS:
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        try:
+            if not _same_origin(request):
+                raise errors.cross_site()
+            upload = scope["path"] == IMPORT_PATH and scope["method"] == "POST"
+            body = await self._read(request, upload)
+            keep_body(scope, body)
+            if not upload and scope["method"] == "POST" and media_type(request)[0] in FORM_TYPES:
+                form = await read_form(Request(scope, _replay(body, receive)), ("_method",))
+                if "_method" in form:
+                    scope["method"] = _overridden(form["_method"])
+        except HTTPException as error:
+            await problems.respond(request, error)(scope, receive, send)
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+    def _host_refusal(self, scope: Scope) -> HTTPException | None:
+        host = None
+        for name, value in scope["headers"]:
+            if name == b"host":
+                if host is not None:
+                    return errors.bad_request(errors.TWO_HOSTS)
+                host = value
+        if host in self._accepted:
+            return None
+        if not host:  # Granian passes a missing Host as an empty one, and HTTP/1.0 as "1"
+            return (
+                None if scope["http_version"] in _HOSTLESS else errors.bad_request(errors.NO_HOST)
+            )
+        match = _HOST.fullmatch(host.lower()) if len(host) <= _MAX_HOST else None
+        if match is None:
+            return errors.bad_request(errors.BAD_HOST)
+        name = match[1].decode().removesuffix(".")
+        if not (
+            name in self.hosts
+            or "*" in self.hosts
+            or any(name.endswith(domain) or name == domain[1:] for domain in self.domains)
+        ):
+            return errors.bad_request(errors.HOST_NOT_ALLOWED, name)
+        if len(self._accepted) < MAX_REMEMBERED_HOSTS:
+            self._accepted.add(host)
+        return None
+
+    async def _read(self, request: Request, upload: bool) -> bytes:
+        declared = header(request, b"content-length")
+        if declared is not None and not (declared.isascii() and declared.isdigit()):
+            raise errors.bad_request(errors.BAD_CONTENT_LENGTH)
+        max_bytes = self.import_max_bytes if upload else self.max_bytes
+        too_large = bulk_errors.import_too_large if upload else errors.too_large
+        if declared is not None and int(declared) > max_bytes:
+            raise too_large(max_bytes)
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None  # noqa: S101 - an ASGI app always runs in a task
+        start = loop.time()
+        last = start + (IMPORT_BODY_TIMEOUTS if upload else MAX_BODY_TIMEOUTS) * self.body_timeout
+        chunks: list[bytes] = []
+        size = 0
+        # Granian marks every chunk "more body" and says the body ended in a message of its
+        # own, one more trip through its threads: a body that has all its declared length is
+        # whole (HTTP frames it so), and waiting for that message cost a write 3-7% of its
+        # answers (docs/performance.md).
+        expected = None if declared is None else int(declared)
+        try:
+            while True:
+                deadline = min(start + self.body_timeout + size / MIN_BODY_RATE, last)
+                if loop.time() > deadline:  # it trickled past the deadline between two checks
+                    raise errors.body_too_slow()
+                self._deadlines.watch(task, deadline)
+                try:
+                    message = await request.receive()
+                except asyncio.CancelledError:
+                    if self._deadlines.expired(task):
+                        raise errors.body_too_slow() from None
+                    raise
+                if message["type"] == "http.disconnect":
+                    raise errors.bad_request(errors.BODY_CUT_SHORT)
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > max_bytes:
+                    raise too_large(max_bytes)
+                chunks.append(chunk)
+                if not message.get("more_body", False) or size == expected:
+                    return b"".join(chunks)
+        finally:
+            self._deadlines.forget(task)
+
+
+class _Deadlines:
+    """When each body being read must have arrived, checked every `tick` by one timer of the
+    event loop for all of them: an `asyncio.timeout` around each read cost 10 µs, a fifth of
+    the guard's time on a create; this costs a dict entry. A read past its deadline is
+    cancelled, and `expired` tells that cancellation from any other."""
+
+    def __init__(self, tick: float) -> None:
+        self.tick = tick
+        self._until: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._timer: asyncio.AbstractEventLoop | None = None  # the loop whose timer is set
+
+    def watch(self, task: asyncio.Task[Any], deadline: float) -> None:
+        self._until[task] = deadline
+        loop = task.get_loop()
+        if self._timer is not loop:
+            self._timer = loop
+            loop.call_later(self.tick, self._check, loop)
+
+    def forget(self, task: asyncio.Task[Any]) -> None:
+        self._until.pop(task, None)
+
+    def expired(self, task: asyncio.Task[Any]) -> bool:
+        if task not in self._expired:
+            return False
+        self._expired.discard(task)
+        task.uncancel()
+        return True
+
+    def _check(self, loop: asyncio.AbstractEventLoop) -> None:
+        now = loop.time()
+        for task, deadline in list(self._until.items()):
+            if deadline <= now and task.get_loop() is loop and task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
+        if self._until and self._timer is loop:
+            loop.call_later(self.tick, self._check, loop)
+        elif self._timer is loop:
+            self._timer = None
+
+
+def _overridden(value: str) -> str:
+    method = value.upper()
+    if method not in OVERRIDABLE:
+        raise errors.bad_request(errors.BAD_METHOD_OVERRIDE, value)
+    return method
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()  # after the body: wait for the disconnect, as servers do
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+def _same_origin(request: Request) -> bool:
+    site = header(request, b"sec-fetch-site")
+    if site is not None:
+        return site in ("same-origin", "none")
+    origin = header(request, b"origin")
+    if origin is None:
+        return True
+    try:
+        return urllib.parse.urlsplit(origin).netloc == header(request, b"host")
+    except ValueError:  # an Origin that is not a URL is no proof of the same site
+        return False

@@ -1,0 +1,407 @@
+"""Staff accounts in the browser: signing in (/entrar) and out (/sair), one's own account
+(/conta: password, sessions), and for admins the users (/usuarios) and API tokens (/tokens),
+what the `catalogo usuarios` and `catalogo tokens` commands do.
+
+Signing in checks the password off the event loop (contas.Passwords), throttles failures per
+name and address (contas.throttled), and answers one message for a wrong name and a wrong
+password alike. Success makes a new session (a new secret, whatever cookie came in), kept in
+the database and named by an HttpOnly, SameSite=Lax cookie that lives as long as the session:
+CATALOGO_SESSAO_HORAS, never extended.
+"""
+
+import time
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from catalogo.domain import contas
+from catalogo.domain.contas import Busy, ContaInvalida, Principal, Throttled, UserChange
+from catalogo.http import errors
+from catalogo.http.access import Need, local_path, resume, session_cookie, sign_in_page, why_sign_in
+from catalogo.http.bodies import read_form
+from catalogo.http.identity import principal, visitor
+from catalogo.http.negotiation import HTML
+from catalogo.http.pages import notices, templating
+from catalogo.http.resources import VARY, Resource, Shared, negotiate, shared_of, write_cookie
+from catalogo.services.contas import (
+    change_password,
+    check_password,
+    create_user,
+    issue_token,
+    open_session,
+)
+from catalogo.storage import UnknownUser, UserExists
+
+WRONG = "Nome ou senha incorretos."
+MISSING = "Informe o nome de usuário e a senha."
+_USER_AGENT_LIMIT = 200
+_PUBLIC = {method: Need.PUBLIC for method in ("GET", "HEAD", "POST", "OPTIONS")}
+# A sign-in or sign-out is never answered from a cache: the pages after it are someone else's.
+_NOT_KEPT = {"Cache-Control": "no-store"}
+
+
+class EntrarResource(Resource):
+    """/entrar: the sign-in form (GET), and signing in (POST)."""
+
+    needs = _PUBLIC
+
+    async def get(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        proximo = local_path(request.query_params.get("proximo"))
+        why = why_sign_in(proximo, request.query_params.get("motivo"))
+        return sign_in_page(proximo, aviso=why)
+
+    async def post(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        form = await read_form(request, ("nome", "senha", "proximo", "pendente"))
+        proximo = local_path(form.get("proximo"))
+        pendente = form.get("pendente", "")
+        nome = form.get("nome", "").strip().lower()[: contas.NOME_MAXIMO + 1]
+        senha = form.get("senha", "")
+        if not nome or not senha:
+            return sign_in_page(proximo, nome, MISSING, pendente=pendente, status_code=422)
+        shared = shared_of(request)
+        now = time.time()
+        address = shared.access.client_address(request)
+        usuario = await _checked(shared, nome, senha, address, now)
+        if usuario is None:
+            return sign_in_page(proximo, nome, WRONG, pendente=pendente, status_code=422)
+        https = shared.access.over_https(request)
+        lifetime = shared.settings.session_hours * 3600
+        secret = await open_session(
+            shared.storage,
+            usuario,
+            lifetime,
+            address,
+            request.headers.get("user-agent", "")[:_USER_AGENT_LIMIT],
+            now,
+            request.cookies.get(session_cookie(https)),
+        )
+        if pendente:  # a write refused when the session had ended: sent now
+            response = await resume(request, proximo, pendente, f"{session_cookie(https)}={secret}")
+        else:
+            response = Response(status_code=303, headers={"Location": proximo})
+        response.headers.update(_NOT_KEPT)
+        _set_cookie(response, https, secret, lifetime)
+        return response
+
+
+class SairResource(Resource):
+    """/sair: ends this browser's session (POST), and goes to the sign-in page."""
+
+    needs = _PUBLIC
+
+    async def post(self, request: Request) -> Response:
+        shared = shared_of(request)
+        https = shared.access.over_https(request)
+        secret = request.cookies.get(session_cookie(https))
+        if secret is not None and contas.is_session_secret(secret):
+            await shared.storage.end_session(contas.digest(secret))
+        response = Response(status_code=303, headers={"Location": "/entrar", **_NOT_KEPT})
+        _set_cookie(response, https, "", 0)
+        return response
+
+
+async def _checked(
+    shared: Shared, nome: str, senha: str, address: str, now: float
+) -> contas.Usuario | None:
+    """services.contas.check_password, its refusals as answers: 429, or 503 for a crowd."""
+    try:
+        return await check_password(shared.storage, shared.passwords, nome, senha, address, now)
+    except Throttled as wait:
+        raise errors.too_many_sign_ins(wait.seconds) from None
+    except Busy:
+        raise errors.sign_ins_busy() from None
+
+
+JUST_MADE_COOKIE = "token_novo"
+
+
+def _set_new_token(response: Response, https: bool, value: str, lifetime: int) -> None:
+    """`value` is the token's id, a dot and its secret: characters a cookie takes as they are."""
+    write_cookie(
+        response,
+        JUST_MADE_COOKIE,
+        value,
+        https=https,
+        max_age=lifetime,
+        path="/tokens",
+        same_site="Strict",
+    )
+
+
+def _set_cookie(response: Response, https: bool, secret: str, lifetime: int) -> None:
+    """The session's: `__Host-` (HTTPS) pins it to this host."""
+    write_cookie(response, session_cookie(https), secret, https=https, max_age=lifetime)
+
+
+_SIGNED_IN = {method: Need.SIGNED_IN for method in ("GET", "HEAD", "POST", "PUT", "DELETE")}
+_ADMIN = {method: Need.ADMIN for method in ("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS")}
+
+
+class ContaResource(Resource):
+    """/conta: who you are, your password, your sessions."""
+
+    needs = _SIGNED_IN
+
+    async def get(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        return await _account_page(request, None)
+
+
+class SenhaResource(Resource):
+    """/conta/senha: changes your own password (POST), which ends your other sessions. The
+    current password is asked for, and its failures count as failed sign-ins."""
+
+    needs = _SIGNED_IN
+
+    async def post(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        who = _browser_user(request)
+        form = await read_form(request, ("atual", "nova", "repetida"))
+        shared = shared_of(request)
+        address = shared.access.client_address(request)
+        if not await _checked(shared, who.nome, form.get("atual", ""), address, time.time()):
+            return await _account_page(request, "A senha atual não confere.", 422)
+        try:
+            await change_password(
+                shared.storage,
+                shared.passwords,
+                who.nome,
+                form.get("nova", ""),
+                form.get("repetida", ""),
+                keep_session=who.session_id,
+            )
+        except ContaInvalida as refused:
+            return await _account_page(request, str(refused), 422)
+        except Busy:
+            raise errors.sign_ins_busy() from None
+        return notices.back_to_account_page(request, "/conta", "senha")
+
+
+class SessoesResource(Resource):
+    """/conta/sessoes: ends every session of yours, this one too (DELETE)."""
+
+    needs = _SIGNED_IN
+
+    async def delete(self, request: Request) -> Response:
+        who = _browser_user(request)
+        shared = shared_of(request)
+        await shared.storage.end_sessions(who.usuario_id)
+        response = Response(status_code=303, headers={"Location": "/entrar"})
+        _set_cookie(response, shared.access.over_https(request), "", 0)
+        return response
+
+
+class SessaoResource(Resource):
+    """/conta/sessoes/{id}: ends one of your sessions (DELETE), another browser's."""
+
+    needs = _SIGNED_IN
+
+    async def delete(self, request: Request) -> Response:
+        who = _browser_user(request)
+        id = request.path_params["id"]
+        if not await shared_of(request).storage.end_sessions(who.usuario_id, only=id):
+            raise errors.not_found("Você não tem uma sessão aberta com este número.")
+        return notices.back_to_account_page(request, "/conta", "sessao")
+
+
+class UsuariosResource(Resource):
+    """/usuarios: the users (GET) and a new one (POST); for admins."""
+
+    needs = _ADMIN
+
+    async def get(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
+        negotiate(request, (HTML,))
+        return await _users_page(request, None)
+
+    async def post(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
+        negotiate(request, (HTML,))
+        form = await read_form(request, ("nome", "papel", "senha"))
+        shared = shared_of(request)
+        try:
+            await create_user(
+                shared.storage,
+                shared.passwords,
+                form.get("nome", ""),
+                form.get("papel", ""),
+                form.get("senha", ""),
+            )
+        except ContaInvalida as refused:
+            return await _users_page(request, str(refused), form, 422)
+        except UserExists as taken:
+            return await _users_page(request, f"Já existe o usuário «{taken}».", form, 422)
+        except Busy:
+            raise errors.sign_ins_busy() from None
+        return notices.back_to_account_page(request, "/usuarios", "criado")
+
+
+class UsuarioResource(Resource):
+    """/usuarios/{nome}: changes a user's role or deactivates them (PUT), for admins; never
+    one's own, so that the last admin cannot lock everyone out."""
+
+    needs = _ADMIN
+
+    async def put(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
+        who = _browser_user(request)
+        try:
+            nome = contas.parse_nome(request.path_params["nome"])
+        except ContaInvalida:
+            raise errors.not_found("Não há usuário com este nome.") from None
+        if nome == who.nome:
+            raise errors.forbidden_for_self()
+        form = await read_form(request, ("papel", "ativo"))
+        try:
+            papel = contas.parse_papel(form.get("papel", ""))
+        except ContaInvalida as refused:
+            raise errors.bad_request(str(refused)) from None
+        if form.get("ativo") not in ("sim", "nao"):
+            raise errors.bad_request("«ativo» deve ser sim ou nao.")
+        try:
+            await shared_of(request).storage.update_user(
+                nome, UserChange(papel=papel, ativo=form["ativo"] == "sim")
+            )
+        except UnknownUser:
+            raise errors.not_found(f"Não há usuário «{nome:.64}».") from None
+        return notices.back_to_account_page(request, "/usuarios", "alterado")
+
+
+class TokensResource(Resource):
+    """/tokens: every token (GET) and a new one (POST); for admins.
+
+    A new token's secret must be shown once, and a browser's write answered with 303 so that
+    reloading never makes a second token: the secret rides the redirect in a cookie of a
+    minute's life, HttpOnly, SameSite=Strict and only for /tokens, which the page it leads to
+    shows and deletes."""
+
+    needs = _ADMIN
+
+    async def get(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
+        negotiate(request, (HTML,))
+        id, _, secret = request.cookies.get(JUST_MADE_COOKIE, "").partition(".")
+        if not contas.is_token(secret):
+            return await _tokens_page(request)
+        shown = await _tokens_page(request, novo=int(id) if id.isdigit() else None, segredo=secret)
+        _set_new_token(shown, shared_of(request).access.over_https(request), "", 0)
+        return shown
+
+    async def post(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
+        negotiate(request, (HTML,))
+        form = await read_form(request, ("nome", "usuario", "papel", "expira"))
+        try:
+            token, secret = await issue_token(
+                shared_of(request).storage,
+                form.get("usuario", ""),
+                form.get("nome", ""),
+                form.get("papel") or None,
+                form.get("expira", "").strip(),
+            )
+        except ContaInvalida as refused:
+            return await _tokens_page(request, erro=str(refused), valores=form, status_code=422)
+        except UnknownUser:
+            refusal = "Escolha um usuário da lista."
+            return await _tokens_page(request, erro=refusal, valores=form, status_code=422)
+        response = Response(status_code=303, headers={"Location": "/tokens"})
+        https = shared_of(request).access.over_https(request)
+        _set_new_token(response, https, f"{token.id}.{secret}", 60)
+        return response
+
+
+class TokenResource(Resource):
+    """/tokens/{id}: revokes a token (DELETE), at once on every instance; for admins."""
+
+    needs = _ADMIN
+
+    async def delete(self, request: Request) -> Response:
+        _browser_user(request)  # tokens, admin ones too, never manage accounts
+        id = request.path_params["id"]
+        if await shared_of(request).storage.revoke_token(id, time.time()) is None:
+            raise errors.not_found(f"Não há token com o número {id}.")
+        return notices.back_to_account_page(request, "/tokens", "revogado")
+
+
+def _browser_user(request: Request) -> Principal:
+    """The user of a browser session: account pages are not for tokens, which act for
+    programs (a leaked token must not change its user's password)."""
+    who = principal(request)
+    if who is None or who.session_id is None:
+        raise errors.session_needed()
+    return who
+
+
+async def _account_page(request: Request, erro: str | None, status_code: int = 200) -> Response:
+    who = _browser_user(request)
+    sessoes = await shared_of(request).storage.sessions(who.usuario_id, time.time())
+    return _page(
+        request,
+        "contas/conta.html",
+        status_code,
+        bool(erro),
+        sessoes=sessoes,
+        atual=who.session_id,
+        erro=erro,
+    )
+
+
+async def _users_page(
+    request: Request,
+    erro: str | None,
+    valores: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    return _page(
+        request,
+        "contas/usuarios.html",
+        status_code,
+        bool(erro),
+        usuarios=await shared_of(request).storage.users(),
+        papeis=contas.PAPEIS,
+        valores={"nome": "", "papel": "editor", **(valores or {})},
+        erro=erro,
+    )
+
+
+async def _tokens_page(
+    request: Request,
+    erro: str | None = None,
+    valores: dict[str, str] | None = None,
+    status_code: int = 200,
+    novo: int | None = None,
+    segredo: str | None = None,
+) -> Response:
+    """The tokens; `novo` the id of the one just made, whose `segredo` is shown."""
+    storage = shared_of(request).storage
+    tokens = await storage.tokens()
+    return _page(
+        request,
+        "contas/tokens.html",
+        status_code,
+        bool(erro or segredo),
+        tokens=tokens,
+        usuarios=await storage.users(),
+        valores={"nome": "", "usuario": "", "papel": "editor", "expira": "", **(valores or {})},
+        agora=time.time(),
+        erro=erro,
+        novo=next((token for token in tokens if token.id == novo), None),
+        segredo=segredo,
+    )
+
+
+def _page(
+    request: Request, template: str, status_code: int, quiet: bool, **context: object
+) -> Response:
+    """An account page, with the notice of the write before it unless it shows an error or a
+    secret (`quiet`)."""
+    aviso = None if quiet else notices.account_notice(request)
+    response = templating.load().render(
+        template, status_code, _PRIVATE, quem=visitor(request), aviso=aviso, **context
+    )
+    return notices.shown(request, response, aviso)
+
+
+_PRIVATE = {"Cache-Control": "no-store", **VARY}

@@ -1,0 +1,299 @@
+"""The URIs of batches (services/lotes.py, docs/batches.md): `/produtos/lote` takes what the list's
+form (or a program) asks and answers with the confirmation, or, confirmed, applies it;
+`/produtos/lote/{id}` is a batch and the products it changed; `…/reversao` undoes it. Each
+needs an editor (`Need.WRITE`), as every change does."""
+
+import asyncio
+import urllib.parse
+from typing import Any
+
+from starlette.datastructures import ImmutableMultiDict
+from starlette.requests import Request
+from starlette.responses import Response
+
+from catalogo.domain import historico
+from catalogo.domain.lotes import LoteInvalido, Pedido, parse_pedido, parse_selection, selection
+from catalogo.domain.produtos import parse_id
+from catalogo.http import bulk_errors
+from catalogo.http.access import Need
+from catalogo.http.bodies import body_of, form_pairs, read_form, read_json
+from catalogo.http.identity import principal, visitor
+from catalogo.http.listing import RETURN_PARAMETER, Listing, ListingError
+from catalogo.http.negotiation import HTML, JSON, body_is_json
+from catalogo.http.pages import templating
+from catalogo.http.pages.historico_pages import event_lines
+from catalogo.http.pages.list_pages import list_page, typed
+from catalogo.http.pages.notices import after_batch, after_batch_undone
+from catalogo.http.problems import problem_for
+from catalogo.http.resources import (
+    Resource,
+    autoria_of,
+    json_response,
+    negotiate,
+    page_number,
+    shared_of,
+)
+from catalogo.services import idempotency, lotes
+from catalogo.storage import BatchMoved, NotFound
+
+BATCHES_PATH = "/produtos/lote"
+PAGE = 100  # a batch's products on one page of it
+_NO_STORE = {"Cache-Control": "no-store", "Vary": "Accept, Cookie"}
+_EDITOR = {"GET": Need.WRITE}
+_FIELDS = ("acao", "percentual", "preco", "busca", "selecao", "confirmar", RETURN_PARAMETER)
+
+
+class LoteResource(Resource):
+    """/produtos/lote: the confirmation of what was asked (nothing written), or, with
+    `confirmar`, the batch applied: 303 back to the list it came from with the undo (JSON:
+    200 and what was done). A product that moved on since the confirmation: 409 and a fresh
+    one."""
+
+    async def post(self, request: Request) -> Response:
+        media = negotiate(request)
+        shared = shared_of(request)
+        asked = await _asked(request)
+        listing = Listing.returning_to(asked)
+        most = shared.settings.batch_max
+        key = idempotency.key_of(request, principal(request))
+        who = principal(request)
+        asker = key or (who.scope if who is not None else "")
+        try:
+            pedido = parse_pedido(
+                asked.get("acao", ""), asked.get("percentual"), asked.get("preco")
+            )
+            if asked.get("confirmar") and (asked.get("selecao") or media == JSON):
+                keyed = lotes.batch_id(asker, pedido, _named(asked)) if key else None
+                if keyed and await lotes.applied(shared.storage, keyed):
+                    lote, count, now = (
+                        keyed,
+                        await lotes.written(shared.storage, keyed, most),
+                        False,
+                    )
+                else:
+                    seen = await _seen(shared.storage, pedido, asked, most)
+                    lote = keyed or lotes.batch_id(asker, pedido, selection(seen))
+                    count, now = await lotes.confirm(
+                        shared.storage, pedido, seen, lote, autoria_of(request, media)
+                    )
+                if media == HTML:
+                    return after_batch(request, listing, lote, pedido.acao, count)
+                body = {"lote": lote, "total": count, "links": _links(lote)}
+                replayed = {"Idempotent-Replayed": "true"} if not now and key else {}
+                return json_response(body, headers={**_NO_STORE, **replayed})
+            produtos = await lotes.selected(
+                shared.storage, asked.get("ids"), asked.get("busca"), most
+            )
+        except LoteInvalido as invalid:
+            if media == HTML:  # the list's search again, with what was wrong
+                sent = typed(ImmutableMultiDict(urllib.parse.parse_qsl(listing.search)))
+                return list_page(request, None, sent, ListingError(str(invalid)), None, 422)
+            raise bulk_errors.batch_refused(str(invalid)) from None
+        except lotes.Moved as moved:
+            return await _moved(request, media, pedido, asked, asker, moved.ids, listing)
+        planned = await asyncio.to_thread(lotes.plan, pedido, produtos, asker)
+        if media == JSON:
+            return json_response(lotes.representation(planned), headers=_NO_STORE)
+        return await _confirmation(request, planned, asked, listing)
+
+
+async def _asked(request: Request) -> dict[str, Any]:
+    """What the form or the JSON body asks, the same way: `ids` a list of ids, `versoes` the
+    versions a program sent with them (by id), the rest text."""
+    if body_is_json(request):
+        body = await read_json(request)
+        asked: dict[str, Any] = {
+            k: str(body[k]) for k in _FIELDS if body.get(k) not in (None, False)
+        }
+        ids, versoes = _ids_of_json(body.get("ids"))
+        asked["ids"], asked["versoes"] = ids, versoes
+        if "confirmar" in asked and body.get("confirmar") is not True:
+            raise bulk_errors.batch_refused("confirmar deve ser true.")
+        return asked
+    form = await read_form(request, _FIELDS)
+    asked = dict(form)
+    ids = []
+    for name, value in await form_pairs(request):
+        if name == "id":
+            id = parse_id(value)
+            if id is None:
+                raise bulk_errors.batch_refused(f"«{value:.20}» não é o número de um produto.")
+            ids.append(id)
+    asked["ids"] = ids
+    return asked
+
+
+def _ids_of_json(value: Any) -> tuple[list[int], dict[int, int]]:
+    if value is None:
+        return [], {}
+    if not isinstance(value, list):
+        raise bulk_errors.batch_refused(
+            'ids deve ser uma lista: [12, 15] ou [{"id": 12, "versao": 3}].'
+        )
+    ids: list[int] = []
+    versoes: dict[int, int] = {}
+    for item in value:
+        id, versao = (
+            (item.get("id"), item.get("versao")) if isinstance(item, dict) else (item, None)
+        )
+        if type(id) is not int or parse_id(str(id)) is None:
+            raise bulk_errors.batch_refused(f"ids: {item!s:.40} não é o número de um produto.")
+        if versao is not None:
+            if type(versao) is not int or parse_id(str(versao)) is None:
+                raise bulk_errors.batch_refused(f"ids: a versão de {id} deve ser um número.")
+            versoes[id] = versao
+        ids.append(id)
+    return ids, versoes
+
+
+async def _seen(
+    storage: Any, pedido: Pedido, asked: dict[str, Any], most: int
+) -> list[tuple[int, int]]:
+    """Each product to write, and the version it must still be at: the confirmation's
+    selection, or (a program confirming at once) what the plan of the ids or the search it
+    sent would change, at the versions it sent or else as they are now."""
+    if asked.get("selecao"):
+        return parse_selection(asked["selecao"], most)
+    produtos = await lotes.selected(storage, asked.get("ids"), asked.get("busca"), most)
+    versoes = asked.get("versoes", {})
+    planned = lotes.plan(pedido, produtos, "")
+    return [
+        (i.produto.id or 0, versoes.get(i.produto.id, i.produto.versao or 0)) for i in planned.itens
+    ]
+
+
+def _named(asked: dict[str, Any]) -> str:
+    """Which products a keyed request names, as written: its selection, ids or search."""
+    if asked.get("selecao"):
+        return str(asked["selecao"])
+    return f"{sorted(asked.get('ids', []))} {asked.get('busca', '')}"
+
+
+def _links(lote: str) -> dict[str, str]:
+    return {"self": f"{BATCHES_PATH}/{lote}", "reversao": f"{BATCHES_PATH}/{lote}/reversao"}
+
+
+async def _moved(
+    request: Request,
+    media: str,
+    pedido: Pedido,
+    asked: dict[str, Any],
+    asker: str,
+    ids: list[int],
+    listing: Listing,
+) -> Response:
+    """409: nothing written, and the confirmation made again, of the same search or of the
+    same products (those that are left)."""
+    said = bulk_errors.batch_moved(ids)
+    shared = shared_of(request)
+    most = shared.settings.batch_max
+    if asked.get("selecao") and not asked.get("busca"):
+        asked = {**asked, "ids": [id for id, _ in parse_selection(asked["selecao"], most)]}
+    try:
+        produtos = await lotes.selected(shared.storage, asked.get("ids"), asked.get("busca"), most)
+    except LoteInvalido as gone:
+        raise bulk_errors.batch_refused(f"{said} {gone}") from None
+    fresh = await asyncio.to_thread(lotes.plan, pedido, produtos, asker)
+    if media == JSON:
+        return problem_for(
+            request, 409, said, _NO_STORE, produtos=ids, lote=lotes.representation(fresh)
+        )
+    return await _confirmation(request, fresh, asked, listing, said, 409)
+
+
+async def _confirmation(
+    request: Request,
+    planned: lotes.Plan,
+    asked: dict[str, Any],
+    listing: Listing,
+    erro: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    """The page that says what the batch would do, product by product, and confirms it. A
+    page of up to 10,000 rows is rendered off the event loop."""
+    made = templating.load()
+    page = await asyncio.to_thread(
+        made.templates["produtos/lote_confirmacao.html"].render,
+        {
+            "quem": visitor(request),
+            "plano": planned,
+            "pedido": planned.pedido,
+            "busca": asked.get("busca"),
+            "lista": listing.encoded,
+            "volta": listing.url,
+            "erro": erro,
+            "percentual": asked.get("percentual", ""),
+            "preco": asked.get("preco", ""),
+        },
+    )
+    return Response(page, status_code, _NO_STORE, media_type="text/html")
+
+
+class LoteItemResource(Resource):
+    """/produtos/lote/{id}: a batch's products, each as its history says the change."""
+
+    needs = _EDITOR
+
+    async def get(self, request: Request) -> Response:
+        media = negotiate(request)
+        storage = shared_of(request).storage
+        lote = request.path_params["id"]
+        pagina = page_number(request)
+        if not await lotes.applied(storage, lote):
+            raise bulk_errors.batch_not_found()
+        events = await storage.batch_events(lote, (pagina - 1) * PAGE, PAGE + 1)
+        undone = await lotes.applied(storage, f"{lote}:desfeita")
+        more = len(events) > PAGE
+        events = events[:PAGE]
+        if media == JSON:
+            body = {
+                "lote": lote,
+                "desfeito": undone,
+                "eventos": [historico.representation(e) for e in events],
+                "links": {
+                    **_links(lote),
+                    **({"next": f"{BATCHES_PATH}/{lote}?pagina={pagina + 1}"} if more else {}),
+                },
+            }
+            return json_response(body, headers=_NO_STORE)
+        return templating.load().render(
+            "produtos/lote.html",
+            headers=_NO_STORE,
+            quem=visitor(request),
+            lote=lote,
+            desfeito=undone,
+            linhas=event_lines(events),
+            primeiro=events[0] if events else None,
+            pagina=pagina,
+            mais=more,
+        )
+
+
+class LoteReversaoResource(Resource):
+    """/produtos/lote/{id}/reversao: the batch undone, all of it or nothing, if none of its
+    products changed since; 409 names those that did."""
+
+    async def post(self, request: Request) -> Response:
+        media = negotiate(request)
+        storage = shared_of(request).storage
+        lote = request.path_params["id"]
+        listing = Listing()
+        if await body_of(request):
+            if body_is_json(request):
+                await read_json(request)
+            else:
+                listing = Listing.returning_to(await read_form(request, (RETURN_PARAMETER,)))
+        try:
+            count = await lotes.undo(storage, lote, autoria_of(request, media))
+        except lotes.Undone:
+            raise bulk_errors.batch_undone() from None
+        except BatchMoved as moved:
+            said = bulk_errors.moved_since(moved.ids, "do lote")
+            if media == JSON:
+                return problem_for(request, 409, said, _NO_STORE, produtos=moved.ids)
+            raise bulk_errors.batch_conflict(said) from None
+        except NotFound:
+            raise bulk_errors.batch_not_found() from None
+        if media == HTML:
+            return after_batch_undone(request, listing, count)
+        return json_response({"lote": lote, "desfeitos": count}, headers=_NO_STORE)

@@ -1,0 +1,386 @@
+"""The product's URIs: the list and creation, the new-product form, one product, and the page
+that asks before a removal.
+
+These translate between HTTP and the product; what a browser is shown (the pages, the notice
+after a write, the 303 back to the list) is http/pages/produto_pages.py's,
+http/pages/list_pages.py's and http/pages/notices.py's. JSON clients get 201 + `Location`, 200 with
+the product, or 204.
+
+Versions (http/conditional.py): the edit page and the JSON product carry an ETag of the product's
+version; a write with `If-Match` fails with 412 once the product has moved on, and a form or
+JSON body that names the version it was based on (`produto.versao`, `versao`) fails with 409
+and shows what is saved now. `Idempotency-Key` on creation makes a retry return the first
+answer (services/idempotency.py).
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, TypeGuard
+
+import orjson
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from catalogo.domain.historico import Autoria
+from catalogo.domain.planilhas import CSV, XLSX, Format, TooManyRows
+from catalogo.domain.produtos import (
+    CAMPOS,
+    ID_MAXIMO,
+    JSON_OPTIONS,
+    Produto,
+    parse_id,
+    representation,
+    validate,
+)
+from catalogo.http import conditional, errors
+from catalogo.http.access import Need
+from catalogo.http.bodies import body_of, read_form, read_json
+from catalogo.http.identity import principal, visitor
+from catalogo.http.listing import RETURN_PARAMETER, Listing, ListingError, parse_formato
+from catalogo.http.negotiation import HTML, JSON, body_is_json, header
+from catalogo.http.pages.list_pages import Found, list_page, typed
+from catalogo.http.pages.notices import to_the_list
+from catalogo.http.pages.produto_pages import (
+    EMPTY_FORM,
+    changes_between,
+    conflict_page,
+    edit_page,
+    new_form_page,
+    new_page,
+    product_page,
+    removal_refused_page,
+)
+from catalogo.http.problems import invalid_fields
+from catalogo.http.resources import (
+    VARY,
+    Prepared,
+    Resource,
+    autoria_of,
+    conflict,
+    etag,
+    fresh,
+    json_response,
+    link_header,
+    negotiate,
+    raw,
+    represented,
+    shared_of,
+)
+from catalogo.http.resources.exportacoes import export_response
+from catalogo.services import idempotency
+from catalogo.services.produtos import MergeConflict, save_merged, since
+from catalogo.storage import CodigoTaken, NotFound, QueryTimeout, VersionConflict
+from catalogo.storage.paging import COUNT_CAP, COUNT_EXACT, Cursor
+
+_LIST_MEDIA = (HTML, JSON, CSV, XLSX)
+# What a list asks as a file: `formato` (for people) first, else its Accept (for programs).
+_EXPORTS: dict[str, Format] = {"csv": "csv", "xlsx": "xlsx", CSV: "rfc4180", XLSX: "xlsx"}
+# Pages that exist only to change the catalog: a person who may not is sent to sign in first,
+# rather than after typing.
+_FOR_WRITERS = {"GET": Need.WRITE, "HEAD": Need.WRITE}
+_FORM_FIELDS = frozenset([*(f"produto.{field}" for field in (*CAMPOS, "versao")), RETURN_PARAMETER])
+
+
+@dataclass(frozen=True)
+class _Submitted:
+    """What a write's body says: the fields, and for a form from our pages, the version it was
+    opened with and the list page to return to."""
+
+    fields: dict[str, Any]
+    based_on: int | None = None
+    listing: Listing = field(default_factory=Listing)
+
+
+class ProdutosResource(Resource):
+    """/produtos: the list (GET) and creation (POST)."""
+
+    async def get(self, request: Request) -> Response:
+        media = negotiate(request, _LIST_MEDIA)
+        try:
+            listing = Listing.parse(request.query_params)
+            export = _EXPORTS.get(parse_formato(request.query_params) or media)
+        except ListingError as malformed:
+            if media != HTML:
+                raise errors.bad_request("{}", malformed) from None
+            return list_page(request, None, typed(request.query_params), malformed)
+        if export is not None:
+            try:
+                return await export_response(request, listing, export)
+            except (QueryTimeout, TooManyRows) as refused:
+                return _unanswerable(request, media, refused)
+        shared = shared_of(request)
+        exact = media == JSON and _counts_asked(request)
+        count = COUNT_EXACT if exact else (COUNT_CAP if media == HTML else None)
+        cursor = Cursor(shared.settings.page_size, listing.after, listing.before)
+        try:
+            page = await shared.storage.find(listing.query, cursor, count, position=media == HTML)
+        except QueryTimeout as stopped:
+            return _unanswerable(request, media, stopped)
+        neighbours = {
+            rel: listing.at(cursor)
+            for rel, cursor in (("prev", page.prev), ("next", page.next))
+            if cursor
+        }
+        links = {rel: neighbour.url for rel, neighbour in neighbours.items()}
+        headers = {"Cache-Control": "no-cache", **VARY, **link_header(links)}
+        if media == HTML:
+            return list_page(request, Found(listing, page, links), headers=headers)
+        body: dict[str, Any] = {"produtos": [represented(p) for p in page.items]}
+        if exact and page.total is not None:  # None: the count ran past the time budget
+            body["total"] = page.total
+            headers["Preference-Applied"] = "count=exact"
+        body["links"] = links
+        body["cursores"] = {rel: neighbour.cursor for rel, neighbour in neighbours.items()}
+        return json_response(body, headers=headers)
+
+    async def post(self, request: Request) -> Response:
+        media = negotiate(request)
+        submitted = await _submitted(request)
+        produto, problems = validate(submitted.fields)
+        if produto is None:
+            return _refused_new(request, media, submitted, problems)
+
+        def answer(created: Produto) -> Response:
+            if media == HTML:
+                # The first page of the list, where the new product shows up.
+                return to_the_list(request, "adicionado", created, Listing())
+            headers = {
+                "Location": f"/produtos/{created.id}",
+                **etag(request, created, JSON),
+                **VARY,
+            }
+            body = orjson.dumps(representation(created), option=JSON_OPTIONS)
+            return Prepared(201, raw(headers), body, JSON)
+
+        storage = shared_of(request).storage
+        key = idempotency.key_of(request, principal(request))
+        autoria = autoria_of(request, media)
+        try:
+            if key is None:
+                return answer(await storage.create(produto, autoria))
+            return await idempotency.create_once(storage, key, media, produto, autoria, answer)
+        except CodigoTaken as taken:
+            return _refused_new(request, media, submitted, _taken(taken))
+
+
+class NovoProdutoResource(Resource):
+    """/produtos/novo: the empty form, which posts to /produtos: only for those who may."""
+
+    needs = _FOR_WRITERS
+
+    async def get(self, request: Request) -> Response:
+        negotiate(request, (HTML,))
+        return new_form_page(request)
+
+
+class ProdutoResource(Resource):
+    """/produtos/{id}: the product (GET; HTML is its edit page), update (PUT), removal (DELETE)."""
+
+    async def get(self, request: Request) -> Response:
+        media = negotiate(request)
+        id = request.path_params["id"]
+        produto = await shared_of(request).storage.get(id)
+        conditional.check(request, produto)
+        if produto is None:
+            raise await _not_found(request, id)
+        tag = etag(request, produto, media)["ETag"]
+        if conditional.not_modified(request, tag):
+            return Response(
+                status_code=304, headers={"ETag": tag, "Cache-Control": "no-cache", **VARY}
+            )
+        if media == JSON:
+            return fresh(orjson.dumps(representation(produto), option=JSON_OPTIONS), JSON, tag)
+        return fresh(product_page(request, produto), HTML, tag)
+
+    async def put(self, request: Request) -> Response:
+        media = negotiate(request)
+        id = request.path_params["id"]
+        storage = shared_of(request).storage
+        if conditional.has_preconditions(request):  # checked again by the write, in SQL
+            conditional.check(request, await storage.get(id))
+        submitted = await _submitted(request)
+        produto, problems = validate(submitted.fields)
+        if produto is None:
+            return await _refused_edit(request, media, submitted, problems)
+        autoria = autoria_of(request, media)
+        try:
+            updated, changed = await storage.update(
+                id, produto, conditional.expected_versions(request, submitted.based_on), autoria
+            )
+        except (NotFound, VersionConflict) as failure:
+            if _mergeable(failure, request, media, submitted):
+                return await _merged(request, produto, submitted, failure.current, autoria)
+            return await _failed_write(request, media, failure, submitted)
+        except CodigoTaken as taken:
+            return await _refused_edit(request, media, submitted, _taken(taken))
+        if media == HTML:
+            kind = "atualizado" if changed else "inalterado"
+            return to_the_list(request, kind, updated, submitted.listing)
+        return json_response(
+            representation(updated), headers={**etag(request, updated, JSON), **VARY}
+        )
+
+    async def delete(self, request: Request) -> Response:
+        media = negotiate(request)
+        id = request.path_params["id"]
+        storage = shared_of(request).storage
+        if conditional.has_preconditions(request):
+            conditional.check(request, await storage.get(id))
+        submitted = await _removal(request)
+        expected = conditional.expected_versions(request, submitted.based_on)
+        try:
+            removed = await storage.delete(id, expected, autoria_of(request, media))
+        except (NotFound, VersionConflict) as failure:
+            return await _failed_write(request, media, failure, submitted, removal=True)
+        if media == HTML:
+            return to_the_list(request, "removido", removed, submitted.listing)
+        return Response(status_code=204, headers=VARY)
+
+
+def _unanswerable(request: Request, media: str, refused: QueryTimeout | TooManyRows) -> Response:
+    """422 for a list that can be read but not answered: past the time budget, or more rows
+    than a spreadsheet holds. A person gets the search form again, with what they typed."""
+    if isinstance(refused, QueryTimeout):
+        problem = ListingError(errors.query_timeout(refused.budget_ms), "q")
+    else:
+        problem = ListingError(errors.too_many_rows())
+    if media != HTML:
+        raise HTTPException(422, str(problem))
+    return list_page(request, None, typed(request.query_params), problem, status_code=422)
+
+
+def _refused_new(
+    request: Request, media: str, submitted: _Submitted, problems: dict[str, str]
+) -> Response:
+    """422: the fields named, and for a person the form again with what they typed."""
+    if media == JSON:
+        return invalid_fields(request, problems)
+    values = {**EMPTY_FORM, **submitted.fields}
+    return new_page(visitor(request), submitted.listing, values, problems, 422)
+
+
+async def _refused_edit(
+    request: Request, media: str, submitted: _Submitted, problems: dict[str, str]
+) -> Response:
+    if media == JSON:
+        return invalid_fields(request, problems)
+    values = {**EMPTY_FORM, **submitted.fields, "versao": submitted.based_on or ""}
+    existing = await _existing(request)
+    return edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
+
+
+def _taken(taken: CodigoTaken) -> dict[str, str]:
+    return {"codigo": errors.codigo_taken(taken.codigo, taken.holder, taken.removed)}
+
+
+def _counts_asked(request: Request) -> bool:
+    """`Prefer: count=exact` (RFC 7240), as PostgREST asks for a JSON list's total."""
+    return any(
+        preference.strip().lower() == "count=exact"
+        for header in request.headers.getlist("prefer")
+        for preference in header.split(",")
+    )
+
+
+def _mergeable(
+    failure: NotFound | VersionConflict, request: Request, media: str, submitted: _Submitted
+) -> TypeGuard[VersionConflict]:
+    """A person's form that names the version it was opened at is merged
+    (services.produtos.save_merged), unless an `If-Match` it also sent fails; JSON keeps strict
+    versions."""
+    if not isinstance(failure, VersionConflict) or media != HTML or submitted.based_on is None:
+        return False
+    accepted = conditional.accepted_versions(request)
+    return accepted is None or failure.current.versao in accepted
+
+
+async def _merged(
+    request: Request, typed: Produto, submitted: _Submitted, current: Produto, autoria: Autoria
+) -> Response:
+    assert submitted.based_on is not None  # noqa: S101 - _mergeable checked it
+    storage = shared_of(request).storage
+    try:
+        merged = await save_merged(storage, typed, submitted.based_on, current, autoria)
+    except MergeConflict as conflict:
+        return conflict_page(visitor(request), conflict, submitted.listing)
+    except CodigoTaken as taken:
+        return await _refused_edit(request, HTML, submitted, _taken(taken))
+    except NotFound:
+        raise await _not_found(request, request.path_params["id"]) from None
+    kind = "atualizado" if merged.changed else "inalterado"
+    return to_the_list(request, kind, merged.produto, submitted.listing, merged)
+
+
+async def _failed_write(
+    request: Request,
+    media: str,
+    failure: NotFound | VersionConflict,
+    submitted: _Submitted,
+    removal: bool = False,
+) -> Response:
+    """A write that found no product is 404 (412 under If-Match); one that found it moved on
+    past If-Match is 412, and past the body's `versao` it is 409 and what is saved now (for a
+    person's removal, with what changed since the version they saw)."""
+    if isinstance(failure, NotFound):
+        raise await _not_found(request, request.path_params["id"])
+    current = failure.current
+    accepted = conditional.accepted_versions(request)
+    if accepted is not None and current.versao not in accepted:
+        raise errors.precondition_failed()
+    if media == JSON or not removal or submitted.based_on is None:
+        return conflict(request, errors.EDIT_CONFLICT, current)
+    assert current.id is not None  # noqa: S101 - read from the database
+    base, autores = await since(shared_of(request).storage, current.id, submitted.based_on)
+    changes = changes_between(base, current)
+    return removal_refused_page(visitor(request), current, changes, autores, submitted.listing)
+
+
+async def _submitted(request: Request) -> _Submitted:
+    """The product's fields and what else the body says, from JSON or a form.
+
+    A `produto.id` (or JSON `id`) in the body is ignored on purpose: the id is the path's.
+    """
+    if body_is_json(request):
+        data = await read_json(request, (*CAMPOS, "versao"))
+        return _Submitted({c: data[c] for c in CAMPOS if c in data}, _version(data.get("versao")))
+    form = await read_form(request, _FORM_FIELDS)
+    return _Submitted(
+        {c: form[f"produto.{c}"] for c in CAMPOS if f"produto.{c}" in form},
+        _version(form.get("produto.versao") or None),
+        Listing.returning_to(form),
+    )
+
+
+async def _removal(request: Request) -> _Submitted:
+    """What a removal's body says, when it has one (a form, or JSON). Many clients send a
+    Content-Type on every request: an empty body is no body, whatever it claims to be."""
+    if header(request, b"content-type") is None or not await body_of(request):
+        return _Submitted({})
+    return await _submitted(request)
+
+
+def _version(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= ID_MAXIMO:
+        return value
+    if isinstance(value, str) and (number := parse_id(value)) is not None:
+        return number
+    raise errors.bad_request(errors.BAD_VERSION)
+
+
+async def _existing(request: Request) -> Produto:
+    id = request.path_params["id"]
+    produto = await shared_of(request).storage.get(id)
+    if produto is None:
+        raise await _not_found(request, id)
+    return produto
+
+
+async def _not_found(request: Request, id: int) -> Exception:
+    if header(request, b"if-match") is not None:  # RFC 9110 §13.1.1: nothing can match
+        return errors.precondition_failed()
+    removal = await shared_of(request).storage.removed(id)
+    if removal is not None:
+        return errors.product_removed(id, removal)
+    return errors.product_not_found(id)

@@ -1,0 +1,245 @@
+"""Changing many products at once, each step written once for the pages and the JSON API (the
+service layer's part for batches; domain/lotes.py has the rules). Django admin's actions are the
+anchor: choose products, choose an action, read what it would do, confirm.
+
+1. **Plan** (`selected`, then `plan`): the products chosen by id, or every product a list's
+   search finds (the list's own query, so "all N" is exactly what its count said), each with
+   what it would become. Nothing is written; the plan carries each product's id and version
+   (`lotes.selection`) and the batch's id, for the confirmation.
+2. **Confirm** (`confirm`): every product of the selection or none, in one transaction, only if
+   each is still at the version the plan showed (else `Moved`, nothing written). Each gets an
+   event, `origem` lote and the batch's id in `lote`; a batch whose id has events is done
+   already, and confirming it again writes nothing (a double click, a retry).
+3. **Undo** (`undo`): Storage.revert, as an import's undo.
+"""
+
+import asyncio
+import hashlib
+import urllib.parse
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from starlette.datastructures import ImmutableMultiDict
+
+from catalogo.domain import lotes
+from catalogo.domain.busca import Query
+from catalogo.domain.historico import Autoria
+from catalogo.domain.lotes import LoteInvalido, Pedido
+from catalogo.domain.produtos import Produto
+from catalogo.http.listing import Listing
+from catalogo.services.produtos import live
+from catalogo.storage import NotFound, Storage, VersionConflict, Write
+
+
+@dataclass(frozen=True)
+class Item:
+    """A product of the plan, and the price it would get (None: it is removed, or it is left
+    out of the plan)."""
+
+    produto: Produto
+    depois: Decimal | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    pedido: Pedido
+    itens: list[Item]  # what confirming writes
+    recusados: list[Item]  # left out: their new price would not be a price
+    lote: str
+
+    @property
+    def seen(self) -> list[tuple[int, int]]:
+        return [(i.produto.id or 0, i.produto.versao or 0) for i in self.itens]
+
+    @property
+    def selecao(self) -> str:
+        return lotes.selection(self.seen)
+
+
+class Moved(Exception):
+    """Products of the batch changed (or went) since it was shown: nothing written."""
+
+    def __init__(self, ids: list[int]) -> None:
+        super().__init__(f"produtos {ids} moved on")
+        self.ids = ids
+
+
+def batch_id(asker: str, pedido: Pedido, which: str) -> str:
+    """A batch's id, made of who asks (their scope, and their Idempotency-Key if any), what,
+    and which products (a confirmation's selection, or the ids or search a keyed request
+    names): the same request sent twice (a double click, a retry) names the same batch, which
+    is written once; anything else, another batch. No id a client sends is taken, so none can
+    name another's batch or an import."""
+    made = f"{asker}\n{pedido}\n{which}"
+    return hashlib.sha256(made.encode()).hexdigest()[:32]
+
+
+async def written(storage: Storage, lote: str, most: int) -> int:
+    """How many products the batch `lote` wrote (up to `most`)."""
+    return len(await storage.batch_events(lote, 0, most))
+
+
+async def selected(
+    storage: Storage, ids: list[int] | None, busca: str | None, most: int
+) -> list[Produto]:
+    """The live products chosen: `ids` (an unknown or removed one is named), or every one the
+    list's query string `busca` finds, in its order, as of one moment. Raises LoteInvalido."""
+    if busca is not None:
+        query = _query_of(busca)
+        found: list[Produto] = []
+        chunks = storage.export(query)
+        try:
+            async for chunk in chunks:
+                found += chunk
+                if len(found) > most:
+                    raise LoteInvalido(_too_many(most, busca=True))
+        finally:
+            await chunks.aclose()
+        if not found:
+            raise LoteInvalido("Nenhum produto nesta busca.")
+        return found
+    if not ids:
+        raise LoteInvalido("Selecione ao menos um produto.")
+    if len(set(ids)) > most:
+        raise LoteInvalido(_too_many(most))
+    by_id = await live(storage, "ids", set(ids))
+    missing = sorted(set(ids) - set(by_id))
+    if missing:
+        raise LoteInvalido(
+            f"Não há {'o produto' if len(missing) == 1 else 'os produtos'} "
+            f"{', '.join(map(str, missing[:20]))} no catálogo (ou foram removidos)."
+        )
+    return [by_id[id] for id in dict.fromkeys(ids)]
+
+
+def _too_many(most: int, busca: bool = False) -> str:
+    limit = f"{most:,}".replace(",", ".")
+    if busca:
+        return f"A busca tem mais de {limit} produtos: um lote leva até {limit}. Refine a busca."
+    return f"Um lote leva até {limit} produtos."
+
+
+def _query_of(busca: str) -> Query:
+    try:
+        pairs = urllib.parse.parse_qsl(busca, keep_blank_values=True, strict_parsing=False)
+        return Listing.parse(ImmutableMultiDict(pairs)).query
+    except ValueError as error:  # ListingError is one
+        raise LoteInvalido(f"busca: {error}") from None
+
+
+def plan(pedido: Pedido, produtos: list[Produto], asker: str) -> Plan:
+    itens: list[Item] = []
+    recusados: list[Item] = []
+    for produto in produtos:
+        if pedido.acao == "remover":
+            itens.append(Item(produto, None))
+            continue
+        depois = lotes.new_price(pedido, produto.preco)
+        if depois is None:
+            recusados.append(Item(produto, None))
+        elif depois != produto.preco:
+            itens.append(Item(produto, depois))
+    seen = [(i.produto.id or 0, i.produto.versao or 0) for i in itens]
+    return Plan(pedido, itens, recusados, batch_id(asker, pedido, lotes.selection(seen)))
+
+
+async def applied(storage: Storage, lote: str) -> bool:
+    """Whether the batch `lote` was written: it has events, and they are a batch's (an
+    import's id is never a batch's)."""
+    first = await storage.batch_events(lote, 0, 1)
+    return bool(first) and first[0].origem == "lote"
+
+
+async def confirm(
+    storage: Storage,
+    pedido: Pedido,
+    seen: list[tuple[int, int]],
+    lote: str,
+    autoria: Autoria,
+) -> tuple[int, bool]:
+    """Writes the batch `lote` (each product as `pedido` makes it, from the version in
+    `seen`), and says how many products it wrote and whether this call wrote them (False: an
+    earlier one did). Raises Moved or LoteInvalido (a price that no longer fits)."""
+    if await applied(storage, lote):
+        return len(seen), False
+    if not seen:
+        raise LoteInvalido("Nenhum produto mudaria.")
+    current = await live(storage, "ids", {id for id, _ in seen})
+    moved = [id for id, versao in seen if id not in current or current[id].versao != versao]
+    try:
+        if moved:
+            raise Moved(moved)
+        writes = await asyncio.to_thread(_writes, pedido, seen, current)
+        try:
+            await storage.apply(writes, autoria._replace(origem="lote", lote=lote))
+        except VersionConflict as conflict:
+            raise Moved([conflict.current.id or 0]) from None
+        except NotFound:
+            raise Moved([]) from None
+    except Moved:
+        # Its twin (a double click a balancer sent to another instance, a retry) may have
+        # written these very products since this call first looked: then this is a replay.
+        if await applied(storage, lote):
+            return len(seen), False
+        raise
+    return len(writes), True
+
+
+def _writes(
+    pedido: Pedido, seen: list[tuple[int, int]], current: dict[int, Produto]
+) -> list[Write]:
+    """What confirming writes (off the event loop: 10,000 products take tens of ms)."""
+    writes = []
+    for id, versao in seen:
+        produto = current[id]
+        if pedido.acao == "remover":
+            writes.append(Write(id, versao, produto, removed=True))
+            continue
+        depois = lotes.new_price(pedido, produto.preco)
+        if depois is None:
+            raise LoteInvalido(f"O novo preço do produto {id} ficaria fora do permitido.")
+        writes.append(Write(id, versao, produto.model_copy(update={"preco": depois})))
+    return writes
+
+
+class Undone(Exception):
+    """The batch was undone already."""
+
+
+async def undo(storage: Storage, lote: str, autoria: Autoria) -> int:
+    """The batch `lote` undone as a batch of its own (`lote` + ":desfeita"): how many products
+    it gave back. Raises NotFound, Undone or BatchMoved."""
+    if not await applied(storage, lote):
+        raise NotFound()
+    if await applied(storage, f"{lote}:desfeita"):
+        raise Undone()
+    return await storage.revert(lote, autoria._replace(origem="lote", lote=f"{lote}:desfeita"))
+
+
+def representation(plan: Plan) -> dict[str, Any]:
+    """A plan as JSON clients see it: what to send back to confirm it."""
+
+    def item(i: Item) -> dict[str, Any]:
+        p = i.produto
+        antes = str(p.preco)
+        return {
+            "id": p.id,
+            "versao": p.versao,
+            "nome": p.nome,
+            "antes": antes,
+            "depois": None if i.depois is None else str(i.depois),
+        }
+
+    return {
+        "acao": plan.pedido.acao,
+        "percentual": None
+        if plan.pedido.percentual is None
+        else f"{plan.pedido.percentual.normalize():f}",
+        "preco": None if plan.pedido.preco is None else str(plan.pedido.preco),
+        "total": len(plan.itens),
+        "itens": [item(i) for i in plan.itens],
+        "recusados": [item(i) for i in plan.recusados],
+        "selecao": plan.selecao,
+        "lote": plan.lote,
+    }
