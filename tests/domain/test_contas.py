@@ -6,7 +6,8 @@ import argon2
 import pytest
 
 from catalogo.domain import contas
-from catalogo.domain.contas import Busy, ContaInvalida, Failures, Passwords
+from catalogo.domain.contas import ContaInvalida, Failures, Passwords
+from catalogo.domain.errors import Busy
 
 
 @pytest.mark.parametrize(

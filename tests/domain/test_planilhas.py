@@ -23,13 +23,12 @@ import xlsxwriter
 from hypothesis import given
 from hypothesis import strategies as st
 
+from catalogo.domain.errors import ImportRefused, TooManyRows
 from catalogo.domain.planilhas import (
     CLEAR,
     COLUMNS,
     CsvRows,
-    ImportRefused,
     Row,
-    TooManyRows,
     Workbook,
     filename,
     header,

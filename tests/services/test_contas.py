@@ -4,8 +4,9 @@ PostgreSQL: what each checks before it writes, and that a refusal writes nothing
 import pytest
 
 from catalogo.domain.contas import ContaInvalida, Passwords
+from catalogo.domain.errors import UnknownUser, UserExists
 from catalogo.services.contas import change_password, check_password, create_user, issue_token
-from catalogo.storage import Storage, UnknownUser, UserExists
+from catalogo.storage import Storage
 from tests.databases import Database
 from tests.helpers import SENHA, with_storage
 

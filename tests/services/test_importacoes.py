@@ -11,15 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalogo.domain import planilhas
 from catalogo.domain.busca import Query
 from catalogo.domain.contas import Passwords
+from catalogo.domain.errors import ChangedSince, CodigoTaken, ImportRefused
 from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto
-from catalogo.http.errors import codigo_taken
 from catalogo.services import importacoes
 from catalogo.services.produtos import csv_export
-from catalogo.storage import BatchMoved, ImportClosed, Storage
+from catalogo.storage import ImportClosed, Storage
 from catalogo.storage.paging import Cursor
 from tests.helpers import with_storage
 
@@ -107,7 +106,7 @@ def test_an_import_confirmed_writes_what_its_dry_run_said_and_nothing_if_a_produ
             "colunas_ignoradas": [],
         }
         await storage.update(caneca.id or 0, Produto(nome="Caneca", preco=Decimal(11)), None, CLI)
-        with pytest.raises(importacoes.Moved) as moved:
+        with pytest.raises(importacoes.ImportMoved) as moved:
             await importacoes.confirm(storage, staged.id, CLI, None, time.time())
         assert (await storage.find(Query(), Cursor(9))).items[0].id == caneca.id  # no Copo
         fresh = await importacoes.report_page(storage, moved.value.importacao, 1)
@@ -144,7 +143,7 @@ def test_an_import_undone_gives_back_what_it_changed_once_and_never_over_a_later
         later = csv_of("id;nome", f"{caneca.id};Caneca nova")
         other, _ = await importacoes.stage(storage, later, "utf-8", "b.csv", CLI, time.time())
         await importacoes.confirm(storage, other.id, CLI, None, time.time())
-        with pytest.raises(BatchMoved) as moved:
+        with pytest.raises(ChangedSince) as moved:
             await importacoes.undo(storage, staged.id, CLI, time.time())
         assert moved.value.ids == [caneca.id]
         await importacoes.undo(storage, other.id, CLI, time.time())
@@ -200,7 +199,7 @@ def test_no_file_makes_the_dry_run_fail_otherwise_than_by_refusing_it(
     async def test(storage: Storage, passwords: Passwords) -> None:
         try:
             report = await importacoes.dry_run(storage, buffer.getvalue().encode())
-        except planilhas.ImportRefused:
+        except ImportRefused:
             return
         assert report.counts["novo"] + report.counts["alterado"] <= len(lines)
         assert (await storage.find(Query(), Cursor(1))).items == []
@@ -228,7 +227,7 @@ def test_a_code_a_removed_product_keeps_is_refused_in_the_dry_run_with_the_forms
         await storage.delete(kept.id or 0, None, CLI)
         report = await importacoes.dry_run(storage, csv_of("codigo;nome;preco", "c-1;Copo;3,00"))
         assert [e.mensagem for e in report.erros] == [
-            codigo_taken("c-1", kept.id or 0, removed=True)  # as the file writes it
+            CodigoTaken("c-1", kept.id or 0, removed=True).message  # as the file writes it
         ]
 
     with_storage(database, test)

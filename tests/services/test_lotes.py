@@ -7,11 +7,12 @@ import pytest
 
 from catalogo.domain.busca import Query
 from catalogo.domain.contas import Passwords
+from catalogo.domain.errors import BatchUndone, ChangedSince
 from catalogo.domain.historico import CLI
 from catalogo.domain.lotes import LoteInvalido, Pedido
 from catalogo.domain.produtos import Produto
 from catalogo.services import lotes
-from catalogo.storage import BatchMoved, Storage
+from catalogo.storage import Storage
 from catalogo.storage.paging import Cursor
 from tests.helpers import with_storage
 
@@ -39,7 +40,7 @@ def test_a_plan_writes_nothing_and_its_confirmation_applies_once(database: str) 
         events = await storage.batch_events(planned.lote, 0, 10)
         assert [(e.tipo, e.origem) for e in events] == [("alterado", "lote")] * 3
         assert await lotes.undo(storage, planned.lote, CLI) == 3
-        with pytest.raises(lotes.Undone):
+        with pytest.raises(BatchUndone):
             await lotes.undo(storage, planned.lote, CLI)
 
     with_storage(database, test)
@@ -50,7 +51,7 @@ def test_a_confirmation_over_a_version_that_moved_on_writes_nothing(database: st
         a = await storage.create(Produto(nome="A", preco=Decimal(10)), CLI)
         b = await storage.create(Produto(nome="B", preco=Decimal(20)), CLI)
         await storage.update(b.id or 0, Produto(nome="B", preco=Decimal(21)), None, CLI)
-        with pytest.raises(lotes.Moved) as moved:
+        with pytest.raises(lotes.BatchMoved) as moved:
             await lotes.confirm(
                 storage, Pedido("remover"), [(a.id or 0, 1), (b.id or 0, 1)], "f" * 32, CLI
             )
@@ -83,7 +84,7 @@ def test_undoing_a_removal_batch_after_one_product_came_back_is_refused_whole(
         assert lote == lotes.batch_id("maria chave-1", Pedido("remover"), "[1, 2]")  # a retry
         await lotes.confirm(storage, Pedido("remover"), [(a.id or 0, 1), (b.id or 0, 1)], lote, CLI)
         await storage.restore(a.id or 0, CLI)
-        with pytest.raises(BatchMoved) as moved:
+        with pytest.raises(ChangedSince) as moved:
             await lotes.undo(storage, lote, CLI)
         assert moved.value.ids == [a.id]
         assert await storage.get(b.id or 0) is None

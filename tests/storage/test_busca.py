@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from catalogo.domain.busca import END, ORDENS, Position, Query, name_key, searchable, terms
+from catalogo.domain.errors import QueryTimeout
 from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto
 from catalogo.runtime.settings import Settings
-from catalogo.storage import QueryTimeout, Storage, open_storage
+from catalogo.storage import Storage, open_storage
 from catalogo.storage.paging import COUNT_EXACT, Cursor, Page
 from catalogo.storage.sqlite import busca
 from tests.databases import Database

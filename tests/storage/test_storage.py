@@ -11,22 +11,11 @@ import pytest
 
 from catalogo.domain import contas
 from catalogo.domain.busca import Position, Query, codigo_key, terms
-from catalogo.domain.contas import Throttled
+from catalogo.domain.errors import ChangedSince, CodigoTaken, KeyTaken, NotFound, Throttled
 from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto
 from catalogo.runtime.settings import Settings
-from catalogo.storage import (
-    BatchMoved,
-    CodigoTaken,
-    KeyClaim,
-    KeyTaken,
-    NotFound,
-    Saved,
-    Storage,
-    VersionConflict,
-    Write,
-    open_storage,
-)
+from catalogo.storage import KeyClaim, Saved, Storage, VersionConflict, Write, open_storage
 from catalogo.storage.paging import Cursor, Page
 from tests.databases import Database
 
@@ -489,12 +478,12 @@ def test_a_batch_is_undone_whole_or_not_at_all_if_one_of_its_products_is_not_as_
         )
         assert novo.id is not None and mudado.codigo == "C-1"  # not named: kept
         await storage.update(novo.id, produto("Prato fundo"), None, CLI)
-        with pytest.raises(BatchMoved) as moved:
+        with pytest.raises(ChangedSince) as moved:
             await storage.revert("lote-2", CLI._replace(lote="lote-2:desfeita"))
         assert moved.value.ids == [novo.id]
         assert (await storage.get(caneca.id)) == mudado  # nothing undone
         await storage.delete(novo.id, None, CLI)
-        with pytest.raises(BatchMoved):  # removed since: not as the batch left it
+        with pytest.raises(ChangedSince):  # removed since: not as the batch left it
             await storage.revert("lote-2", CLI)
         await storage.restore(novo.id, CLI)
         await storage.update(novo.id, produto("Prato"), None, CLI)
@@ -542,7 +531,7 @@ def test_a_batch_larger_than_a_stretch_is_undone_whole_and_refused_whole(databas
         )
         last = made[-1].id or 0
         await storage.update(last, produto("Prato mudado"), None, CLI)
-        with pytest.raises(BatchMoved) as moved:  # found in the third stretch: nothing undone
+        with pytest.raises(ChangedSince) as moved:  # found in the third stretch: nothing undone
             await storage.revert("lote-4", CLI._replace(lote="lote-4:desfeita"))
         assert moved.value.ids == [last]
         assert (await storage.find(Query(), Cursor(1), count=10_000)).total == 2500

@@ -11,19 +11,19 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
-from starlette.datastructures import ImmutableMultiDict
 
 from catalogo.domain import historico
+from catalogo.domain.busca import parse_pairs
+from catalogo.domain.errors import ChangedSince, NotFound
 from catalogo.domain.produtos import ROTULOS
-from catalogo.http.listing import Listing
 from catalogo.services import importacoes
 from catalogo.services.produtos import csv_export, xlsx_export
-from catalogo.storage import BatchMoved, ImportClosed, NotFound, Storage
+from catalogo.storage import ImportClosed, Storage
 
 # How a command reaches the store: cli._with, bound to the settings.
 Run = Callable[[Callable[[Storage], Awaitable[Any]]], Any]
 
-# The list's parameters (http/listing.py reads them, as it reads a URL's).
+# The list's parameters (domain/busca.py reads them, as it reads a URL's).
 LIST_OPTIONS = {
     "q": "só os produtos com estas palavras",
     "ordem": "a ordem, como na lista (padrão: -id)",
@@ -39,7 +39,7 @@ def plural(count: int, one: str, more: str) -> str:
 def export(args: argparse.Namespace, run: Run) -> None:
     """The list's export, to `--saida` or the standard output, as the site sends it."""
     asked = [(name, getattr(args, name)) for name in LIST_OPTIONS if getattr(args, name)]
-    query = Listing.parse(ImmutableMultiDict(asked + [("codigo", c) for c in args.codigo])).query
+    query = parse_pairs(asked + [("codigo", c) for c in args.codigo]).query
     with contextlib.ExitStack() as closing:
         out = closing.enter_context(open(args.saida, "wb")) if args.saida else sys.stdout.buffer
 
@@ -116,7 +116,7 @@ def undo(args: argparse.Namespace, run: Run) -> None:
     except ImportClosed as closed:
         state = {"preparada": "não foi aplicada", "desfeita": "já foi desfeita"}
         sys.exit(f"catalogo: nada foi desfeito: a importação {state[closed.importacao.estado]}")
-    except BatchMoved as moved:
+    except ChangedSince as moved:
         sys.exit(
             f"catalogo: nada foi desfeito: {plural(len(moved.ids), 'o produto', 'os produtos')} "
             f"{', '.join(map(str, moved.ids))} "

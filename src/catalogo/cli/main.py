@@ -23,23 +23,21 @@ from catalogo.cli.files import plural
 from catalogo.cli.serve import may_listen, serve
 from catalogo.domain import contas, historico, planilhas, produtos
 from catalogo.domain.contas import ContaInvalida, Passwords, UserChange
-from catalogo.domain.keyring import Keyring, new_key
-from catalogo.domain.planilhas import ImportRefused, TooManyRows
-from catalogo.http.errors import query_timeout, too_many_rows
-from catalogo.http.listing import ListingError
-from catalogo.runtime.settings import TRASH_DAYS_MAX, Settings, SettingsError
-from catalogo.services.contas import change_password, create_user, issue_token
-from catalogo.services.importacoes import Moved
-from catalogo.services.webhooks import reseal_secrets
-from catalogo.storage import (
+from catalogo.domain.errors import (
+    ImportRefused,
+    ListingError,
     QueryTimeout,
-    Storage,
     StorageUnavailable,
+    TooManyRows,
     UnknownUser,
     UserExists,
-    migrations,
-    open_storage,
 )
+from catalogo.domain.keyring import Keyring, new_key
+from catalogo.runtime.settings import TRASH_DAYS_MAX, Settings, SettingsError
+from catalogo.services.contas import change_password, create_user, issue_token
+from catalogo.services.importacoes import ImportMoved
+from catalogo.services.webhooks import reseal_secrets
+from catalogo.storage import Storage, migrations, open_storage
 from catalogo.storage.migrations import HEAD
 from catalogo.storage.sqlite.store import schema_version_of
 
@@ -213,15 +211,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"catalogo: o banco de dados não responde ({error})")
     except (ContaInvalida, UserExists, UnknownUser, ListingError, ImportRefused) as error:
         sys.exit(f"catalogo: {_said(error)}")
-    except Moved:
+    except ImportMoved:
         sys.exit(
             "catalogo: produtos da importação mudaram enquanto ela era lida; nada foi gravado: "
             "rode de novo"
         )
-    except TooManyRows:
-        sys.exit(f"catalogo: {too_many_rows()}")
-    except QueryTimeout as error:
-        sys.exit(f"catalogo: {query_timeout(error.budget_ms)}")
+    except (TooManyRows, QueryTimeout) as error:
+        sys.exit(f"catalogo: {error.message}")
 
 
 def _with(settings: Settings, work: Callable[[Storage], Awaitable[T]]) -> T:

@@ -11,15 +11,17 @@ import base64
 import binascii
 import hashlib
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
+from typing import Literal, NamedTuple, get_args
 
 import orjson
 
-if TYPE_CHECKING:
-    from catalogo.domain.produtos import Produto
+from catalogo.domain import text
+from catalogo.domain.errors import BadRequest, ListingError
+from catalogo.domain.precos import PrecoInvalido, parse_preco
+from catalogo.domain.produtos import CODIGO_MAXIMO, Produto, parse_id
 
 Ordem = Literal["-id", "id", "nome", "-nome", "preco", "-preco", "-atualizado_em", "atualizado_em"]
 ORDENS: tuple[Ordem, ...] = get_args(Ordem)
@@ -183,7 +185,7 @@ def keyer(query: Query) -> Keyer:
     return _KEYERS[query.ordem.lstrip("-")]
 
 
-class BadToken(ValueError):
+class BadToken(BadRequest, ValueError):
     """A cursor that is not one of ours, or was made for another query."""
 
 
@@ -220,3 +222,118 @@ def position_of(query: Query, text: str) -> Position:
     if isinstance(key, str) and "\x00" in key:  # no name holds one, and PostgreSQL refuses it
         raise BadToken("malformado")
     return Position(key, id)
+
+
+# The list's parameters, as a URL, a batch's search or the CLI's options give them.
+LAST_PAGE = "fim"  # antes=fim: the list's last page, in any order
+BAD_CURSOR = "O parâmetro «{}» deve ser o número de um produto."
+FOREIGN_CURSOR = (
+    "O parâmetro «{}» não é um cursor desta lista ({}): siga os links da página, ou volte à "
+    "primeira."
+)
+BOTH_CURSORS = "Use «antes» ou «depois», não os dois."
+_PRICE_NAMES = {"preco_min": "O preço mínimo", "preco_max": "O preço máximo"}
+
+
+class Asked(NamedTuple):
+    """A list as its parameters ask for it: the query, where the page starts (after or before
+    a position), and `q` as typed, its spaces folded."""
+
+    query: Query
+    after: Position | None
+    before: Position | None
+    q: str
+
+
+def parse_pairs(pairs: Sequence[tuple[str, str]]) -> Asked:
+    """`parse_list` of a query string's pairs, read as a URL's are (a name's last value)."""
+    ids = [value for name, value in pairs if name == "id"]
+    return parse_list(dict(pairs), ids, [value for name, value in pairs if name == "codigo"])
+
+
+def parse_list(parameters: Mapping[str, str], ids: Sequence[str], codigos: Sequence[str]) -> Asked:
+    """The list `parameters` ask for (a name's last value; `ids` and `codigos`, every `id` and
+    `codigo` given), or a ListingError that names what is accepted."""
+    q = parameters.get("q", "")
+    if len(q) > QUERY_MAXIMUM:
+        raise ListingError(f"A busca (q) pode ter no máximo {QUERY_MAXIMUM} caracteres.", "q")
+    try:
+        text.read(q, one_line=False)  # what no product can hold, a database may refuse
+    except text.RefusedCharacter as refused:
+        raise ListingError(
+            f"A busca (q) não pode conter o caractere de controle {refused.code}.", "q"
+        ) from None
+    ordem = parameters.get("ordem") or "-id"
+    if ordem not in ORDENS:
+        raise ListingError(f"ordem deve ser {', '.join(ORDENS)} (recebido «{ordem:.50}»).")
+    preco_min, preco_max = _price(parameters, "preco_min"), _price(parameters, "preco_max")
+    if preco_min is not None and preco_max is not None and preco_min > preco_max:
+        raise ListingError(
+            "O preço mínimo (preco_min) é maior que o máximo (preco_max).", "preco_min"
+        )
+    query = Query(terms(q), preco_min, preco_max, _ids(ids), ordem, _codigos(codigos))
+    after = _cursor(parameters, "depois", query)
+    before = _cursor(parameters, "antes", query)
+    if after is not None and before is not None:
+        raise ListingError(BOTH_CURSORS)
+    return Asked(query, after, before, " ".join(q.split()))
+
+
+def _price(parameters: Mapping[str, str], name: str) -> Decimal | None:
+    value = parameters.get(name, "")
+    if not value.strip():
+        return None
+    try:
+        return parse_preco(value)
+    except PrecoInvalido as invalid:
+        raise ListingError(f"{_PRICE_NAMES[name]} ({name}): {invalid}", name) from None
+
+
+def _ids(values: Sequence[str]) -> tuple[int, ...]:
+    if len(values) > IDS_MAXIMUM:
+        raise ListingError(f"Peça no máximo {IDS_MAXIMUM} produtos (id) de uma vez.")
+    ids = []
+    for value in values:
+        id = parse_id(value)
+        if id is None:
+            raise ListingError(f"Cada id deve ser o número de um produto (recebido «{value:.50}»).")
+        ids.append(id)
+    return tuple(dict.fromkeys(ids))
+
+
+def _codigos(values: Sequence[str]) -> tuple[str, ...]:
+    """The codes asked for (`codigo=`, exact and blind to case), as codigo_key makes them."""
+    if len(values) > IDS_MAXIMUM:
+        raise ListingError(f"Peça no máximo {IDS_MAXIMUM} códigos (codigo) de uma vez.")
+    keys = []
+    for value in values:
+        try:
+            codigo = text.read(value, one_line=True)
+        except text.RefusedCharacter as refused:
+            raise ListingError(
+                f"Um código (codigo) não pode conter o caractere {refused.code}."
+            ) from None
+        if not codigo or len(codigo) > CODIGO_MAXIMO:
+            raise ListingError(
+                f"Cada código (codigo) tem de 1 a {CODIGO_MAXIMO} caracteres "
+                f"(recebido «{value:.70}»)."
+            )
+        keys.append(codigo_key(codigo))
+    return tuple(dict.fromkeys(keys))
+
+
+def _cursor(parameters: Mapping[str, str], name: str, query: Query) -> Position | None:
+    value = parameters.get(name)
+    if value is None:
+        return None
+    if name == "antes" and value == LAST_PAGE:
+        return END
+    if query.by_id:
+        id = parse_id(value)
+        if id is None:
+            raise ListingError(BAD_CURSOR.format(name))
+        return Position(id, id)
+    try:
+        return position_of(query, value)
+    except BadToken as bad:
+        raise ListingError(FOREIGN_CURSOR.format(name, bad)) from None

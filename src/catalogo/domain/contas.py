@@ -27,6 +27,8 @@ from typing import Literal, NamedTuple, TypeVar, get_args
 
 import argon2
 
+from catalogo.domain.errors import Busy, Invalid
+
 T = TypeVar("T")
 
 Papel = Literal["leitor", "editor", "admin"]
@@ -149,7 +151,7 @@ class Token:
     revogado_em: float | None
 
 
-class ContaInvalida(ValueError):
+class ContaInvalida(Invalid, ValueError):
     """A name, password, role or token label we will not take; the message says why."""
 
 
@@ -267,18 +269,6 @@ def throttled(failures: Failures, now: float) -> int | None:
         if applies and count >= limit and oldest is not None
     ]
     return max(1, int(max(waits)) + 1) if waits else None
-
-
-class Throttled(Exception):
-    """Too many failed sign-ins lately: try again in `seconds`."""
-
-    def __init__(self, seconds: int) -> None:
-        super().__init__(f"throttled for {seconds} s")
-        self.seconds = seconds
-
-
-class Busy(Exception):
-    """More sign-ins are waiting for a password check than the server takes on: a 503."""
 
 
 class Passwords:

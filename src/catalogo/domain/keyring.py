@@ -16,13 +16,15 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from catalogo.domain.errors import CatalogoError
+
 if TYPE_CHECKING:
     from cryptography.fernet import Fernet, MultiFernet
 
 PLAIN = "whsec_"  # how every secret as it is starts (webhooks.new_secret)
 
 
-class Unopenable(Exception):
+class Unopenable(CatalogoError):
     """A sealed secret that none of the keys opens: sealed under a key no longer given."""
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
 
+from catalogo.domain.errors import Invalid
 from catalogo.domain.precos import CENTAVO, PRECO_MAXIMO, PrecoInvalido, format_preco, parse_preco
 from catalogo.domain.produtos import parse_id
 
@@ -26,7 +27,7 @@ PERCENTUAL_MAXIMO = Decimal(1000)
 _PERCENTUAL = re.compile(r"([+\-\u2212]?) *([0-9]{1,4})(?:[.,]([0-9]{1,2}))? *%?")
 
 
-class LoteInvalido(ValueError):
+class LoteInvalido(Invalid, ValueError):
     """What was asked cannot be done as asked; the message says what would be."""
 
 

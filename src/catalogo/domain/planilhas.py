@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 from catalogo.domain import text, xlsx
 from catalogo.domain.busca import codigo_key, fold
+from catalogo.domain.errors import ImportRefused, TooManyRows
 from catalogo.domain.produtos import Produto, as_datetime, parse_id
 
 Format = Literal["csv", "rfc4180", "xlsx"]
@@ -115,10 +116,6 @@ def _csv_cells(produto: Produto, people: bool) -> tuple[Any, ...]:
     )
 
 
-class TooManyRows(Exception):
-    """More products than an xlsx sheet holds."""
-
-
 class Workbook:
     """An xlsx file of products in a temporary file, written row by row in constant memory
     (XlsxWriter's `constant_memory`): typed cells, the header frozen, the columns sized."""
@@ -155,7 +152,7 @@ class Workbook:
         sheet = self._sheet
         for produto in produtos:
             if self._row >= self._rows:
-                raise TooManyRows()
+                raise TooManyRows(SHEET_ROWS)
             assert produto.atualizado_em is not None  # noqa: S101 - read from the database
             row = self._row
             sheet.write_number(row, 0, produto.id or 0)
@@ -188,15 +185,6 @@ COLUMNS_MAXIMUM = 50  # far more than a catalog has: a file of 10,000 columns is
 FIELDS = ("codigo", "nome", "descricao", "preco")  # what a row may set
 _KEYS = {fold(name): name for name in COLUMNS}
 _UNQUOTED = ("'=", "'+", "'-", "'@")
-
-
-class ImportRefused(ValueError):
-    """The file as a whole cannot be read; the message says what to do instead, and `status`
-    how HTTP answers it (413: it unpacks to more than an import reads)."""
-
-    def __init__(self, message: str, status: int = 422) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -287,10 +275,7 @@ def _sheet(data: bytes) -> Iterator[list[str]]:
     """An xlsx's first sheet, every cell of it up to the widest a header may be (header()
     refuses more), read within domain/xlsx.py's bounds of size and shape."""
     cells = (ROWS_MAXIMUM + 1) * COLUMNS_MAXIMUM
-    try:
-        yield from xlsx.rows(data, COLUMNS_MAXIMUM + 1, cells)
-    except xlsx.Refused as refused:
-        raise ImportRefused(str(refused), refused.status) from None
+    yield from xlsx.rows(data, COLUMNS_MAXIMUM + 1, cells)
 
 
 def header(cells: list[str]) -> Header:

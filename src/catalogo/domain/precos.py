@@ -8,6 +8,8 @@ guess at `1.234`; we refuse what is ambiguous instead (docs/behaviour.md).
 import re
 from decimal import Decimal
 
+from catalogo.domain.errors import Invalid
+
 PRECO_MAXIMO = Decimal("999999999.99")
 CENTAVO = Decimal("0.01")
 
@@ -17,7 +19,7 @@ _GRUPO = re.compile(r"[0-9]{3}", re.ASCII)
 _ENTRADA_MAXIMA = 40
 
 
-class PrecoInvalido(ValueError):
+class PrecoInvalido(Invalid, ValueError):
     """A price the user typed that we will not guess at; the message says what to type."""
 
 

@@ -11,6 +11,8 @@ import re
 import unicodedata
 from typing import Literal
 
+from catalogo.domain.errors import Invalid
+
 # What each kind of text refuses wherever it stands, as regex classes in ECMA-262 escapes,
 # which Python's `re` reads too: `read` searches for them and the API description's patterns
 # exclude them, so the two cannot disagree.
@@ -40,7 +42,7 @@ _BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800\U0001d159")
 Kind = Literal["control_character", "line_break", "direction_control"]
 
 
-class RefusedCharacter(ValueError):
+class RefusedCharacter(Invalid, ValueError):
     """A character the text may not hold, with its code (`U+202E`): people cannot see it."""
 
     def __init__(self, character: str, kind: Kind) -> None:

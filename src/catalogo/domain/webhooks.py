@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from catalogo.domain.errors import Invalid
 from catalogo.domain.produtos import JSON_OPTIONS
 
 # The kinds of event a subscription may ask for: every product event, whoever wrote it (a
@@ -35,7 +36,7 @@ SCHEDULE_S = (5, 25, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200, 43200, 432
 ANSWER_KEPT = 1024  # bytes of a receiver's answer kept, to show on /webhooks
 
 
-class SubscriptionRefused(ValueError):
+class SubscriptionRefused(Invalid, ValueError):
     """A subscription that cannot be made as asked; the message says why, in the page's words,
     and `field` which of its fields."""
 

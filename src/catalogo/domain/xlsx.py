@@ -40,6 +40,8 @@ import zlib
 from collections.abc import Iterator
 from xml.parsers import expat
 
+from catalogo.domain.errors import ImportRefused, WorkbookTooLarge
+
 INFLATED_MAXIMUM = 256 * 2**20
 STRINGS_MAXIMUM = 64 * 2**20  # bytes of memory the shared strings may take
 RATIO_MAXIMUM = 100
@@ -70,20 +72,11 @@ _BROKEN = (
 )
 
 
-class Refused(ValueError):
-    """The workbook cannot be read within the bounds; the message says why, in the page's
-    words, and `status` how HTTP answers it (413: it unpacks to too much)."""
-
-    def __init__(self, message: str, status: int = 422) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 def rows(data: bytes, width: int, cells_maximum: int) -> Iterator[list[str]]:
     """The first worksheet's rows in order, each as text up to its last value and no wider
     than `width` (cells further right are read and dropped); a row the sheet skips is an
-    empty row, empty rows at the end are not given. Raises Refused, as the rows are read, for
-    a file beyond the bounds or not a workbook."""
+    empty row, empty rows at the end are not given. Raises ImportRefused (WorkbookTooLarge: 413),
+    as the rows are read, for a file beyond the bounds or not a workbook."""
     book = _Book(data, ELEMENTS_PER_CELL * cells_maximum)
     found = book.first_sheet()
     if found is None:
@@ -97,8 +90,8 @@ def rows(data: bytes, width: int, cells_maximum: int) -> Iterator[list[str]]:
     yield from _Sheet(book, strings, width, cells_maximum).rows(sheet)
 
 
-def malformed(detail: str) -> Refused:
-    return Refused(
+def malformed(detail: str) -> ImportRefused:
+    return ImportRefused(
         f"A planilha não pôde ser lida ({detail}): abra-a e salve de novo como «Pasta de "
         "Trabalho do Excel (.xlsx)» ou como CSV."
     )
@@ -131,10 +124,9 @@ class _Book:
         self.elements = 0  # of the parts read before
         self.elements_maximum = elements
         if _entries(data) > PARTS_MAXIMUM:
-            raise Refused(
+            raise WorkbookTooLarge(
                 f"O arquivo tem mais de {_count(PARTS_MAXIMUM)} partes: uma pasta de trabalho de "
                 "produtos tem algumas dezenas. Salve a planilha de novo ou envie um CSV.",
-                413,
             )
         try:
             self.zip = zipfile.ZipFile(io.BytesIO(data))
@@ -171,10 +163,9 @@ class _Book:
                     if fed - parser.CurrentByteIndex > TOKEN_MAXIMUM:
                         raise malformed(f"um trecho de {name[:100]} passa de 1 MiB sem fim")
                     if self.elements + handler.elements > self.elements_maximum:
-                        raise Refused(
+                        raise WorkbookTooLarge(
                             f"A planilha tem mais de {_count(self.elements_maximum)} elementos "
                             "de XML: mais do que uma importação lê. Salve-a de novo ou divida-a.",
-                            413,
                         )
                     yield
                 parser.Parse(b"", True)
@@ -192,19 +183,17 @@ class _Book:
             raise self._too_large()
         if info.file_size > RATIO_FROM and info.file_size > RATIO_MAXIMUM * info.compress_size:
             ratio = info.file_size // max(info.compress_size, 1)
-            raise Refused(
+            raise WorkbookTooLarge(
                 f"A parte {info.filename[:100]} da planilha se expande {_count(ratio)} vezes ao "
                 f"ser aberta (o limite é {RATIO_MAXIMUM}): não é uma planilha comum. Salve-a de "
                 "novo ou envie um CSV.",
-                413,
             )
 
     @staticmethod
-    def _too_large() -> Refused:
-        return Refused(
+    def _too_large() -> WorkbookTooLarge:
+        return WorkbookTooLarge(
             f"A planilha se expande a mais de {_size(INFLATED_MAXIMUM)} ao ser aberta: "
             "divida-a em partes ou envie um CSV.",
-            413,
         )
 
     def has(self, name: str) -> bool:
@@ -284,7 +273,7 @@ class _Handler:
             return
         self.length += len(content)
         if self.length > CELL_MAXIMUM:
-            raise Refused(
+            raise ImportRefused(
                 f"Uma célula da planilha passa de {_count(CELL_MAXIMUM)} caracteres, o máximo "
                 "de uma célula do Excel: confira se este é o arquivo certo."
             )
@@ -355,10 +344,9 @@ class _Strings(_Handler):
             self.strings.append(text)
             self.size += sys.getsizeof(text) + 8
             if len(self.strings) > self.most or self.size > STRINGS_MAXIMUM:
-                raise Refused(
+                raise WorkbookTooLarge(
                     f"Os textos da planilha passam de {_size(STRINGS_MAXIMUM)} na memória: mais "
                     "do que uma importação lê. Divida-a em partes ou envie um CSV.",
-                    413,
                 )
 
 
@@ -409,15 +397,14 @@ class _Sheet(_Handler):
             self.in_row += 1
             self.count += 1
             if self.column > COLUMNS_MAXIMUM or self.in_row > COLUMNS_MAXIMUM:
-                raise Refused(
+                raise ImportRefused(
                     f"A linha {self.row} da planilha passa de {_count(COLUMNS_MAXIMUM)} "
                     "colunas, o máximo do Excel: o arquivo está corrompido."
                 )
             if self.count > self.most:
-                raise Refused(
+                raise WorkbookTooLarge(
                     f"A planilha tem mais de {_count(self.most)} células: mais do que uma "
                     "importação lê. Apague as linhas e colunas vazias formatadas, ou divida-a.",
-                    413,
                 )
             self.kept = self.column <= self.width
             self.kind = attributes.get("t", "n")

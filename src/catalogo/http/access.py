@@ -33,13 +33,15 @@ from starlette.types import Message
 
 from catalogo.domain import contas
 from catalogo.domain.contas import Papel
-from catalogo.http import errors, identity
+from catalogo.domain.errors import RoleTooLow, Unauthenticated
+from catalogo.http import identity
 from catalogo.http.bodies import form_pairs
 from catalogo.http.identity import Mode, here
 from catalogo.http.middleware.guard import IMPORT_PATH, SECURITY_HEADERS
 from catalogo.http.middleware.outermost import request_id
 from catalogo.http.negotiation import FORM_TYPES, header, media_type, prefers_json
 from catalogo.http.pages import templating
+from catalogo.http.problems import CHALLENGE
 from catalogo.runtime.settings import Settings
 from catalogo.storage import Storage
 
@@ -173,7 +175,7 @@ class Access:
         if principal is None:
             return await _unauthenticated(request, ended=ended)
         if role != "any" and not contas.allows(principal.papel, role):
-            raise errors.forbidden(principal.papel, role)
+            raise RoleTooLow(principal.papel, role)
         return None
 
     def _credentials(self, request: Request) -> tuple[_Credential | None, _Credential | None]:
@@ -238,7 +240,7 @@ async def _unauthenticated(
     lost: the sign-in page keeps it (in the page, never in a URL) and sends it once signed in
     (`resume`)."""
     if invalid or prefers_json(request):
-        raise errors.unauthenticated(invalid)
+        raise Unauthenticated(invalid)
     uploading = request.method == "POST" and request.url.path == IMPORT_PATH
     if request.method in ("GET", "HEAD") or uploading:
         # An import's file cannot be kept in a page: the browser comes back to choose it again.
@@ -246,7 +248,7 @@ async def _unauthenticated(
         location = f"/entrar?{urllib.parse.urlencode(query)}"
         return Response(status_code=303, headers={"Location": location})
     if media_type(request)[0] not in FORM_TYPES:
-        raise errors.unauthenticated(invalid)
+        raise Unauthenticated(invalid)
     sent = [(name, value) for name, value in await form_pairs(request) if name != "_method"]
     if request.method != "POST":
         sent.append(("_method", request.method))
@@ -257,7 +259,7 @@ async def _unauthenticated(
         f"nesta página e será enviado assim que você entrar.",
         pendente=urllib.parse.urlencode(sent),
         status_code=401,
-        headers={"WWW-Authenticate": errors.CHALLENGE},
+        headers={"WWW-Authenticate": CHALLENGE},
     )
 
 

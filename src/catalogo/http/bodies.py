@@ -18,8 +18,18 @@ from python_multipart.exceptions import FormParserError
 from starlette.requests import Request
 from starlette.types import Scope
 
-from catalogo.http import bulk_errors, errors
+from catalogo.domain.errors import BadRequest, Unsupported, UnsupportedBody, UnsupportedUpload
 from catalogo.http.negotiation import FORM_TYPES, JSON, media_type
+
+NOT_UTF8 = "O corpo da requisição não é UTF-8 válido."
+REPEATED_FIELD = "O campo «{}» veio mais de uma vez, com valores diferentes."
+MALFORMED_FORM = "Formulário malformado: {}."
+FILE_REFUSED = "Este formulário não aceita arquivos (campo «{}»)."
+ONE_FILE = "Envie um arquivo só no campo «{}»."
+MALFORMED_JSON = "JSON malformado: {}."
+LONE_SURROGATE = "O JSON traz \\u{:04x} sem par: não é um caractere; envie o texto em UTF-8."
+NOT_A_JSON_OBJECT = 'O corpo deve ser um objeto JSON: {{"nome": …}}.'
+
 
 MAX_FIELDS = 1000
 _FORM_KEY = "catalogo.form"
@@ -52,7 +62,7 @@ async def read_form(request: Request, fields: Collection[str]) -> dict[str, str]
     form: dict[str, str] = {}
     for name, value in pairs:
         if name in fields and form.setdefault(name, value) != value:
-            raise errors.bad_request(errors.REPEATED_FIELD, name)
+            raise BadRequest(REPEATED_FIELD.format(name))
     return form
 
 
@@ -67,7 +77,7 @@ async def form_pairs(request: Request) -> list[tuple[str, str]]:
 async def _parse_form(request: Request) -> list[tuple[str, str]]:
     media, options = media_type(request)
     if media not in FORM_TYPES:
-        raise errors.unsupported_body()
+        raise UnsupportedBody()
     _check_utf8(options)
     body = await body_of(request)
     try:
@@ -77,14 +87,14 @@ async def _parse_form(request: Request) -> list[tuple[str, str]]:
             body.decode(), keep_blank_values=True, errors="strict", max_num_fields=MAX_FIELDS
         )
     except UnicodeDecodeError:
-        raise errors.bad_request(errors.NOT_UTF8) from None
+        raise BadRequest(NOT_UTF8) from None
     except (ValueError, FormParserError) as reason:
-        raise errors.bad_request(errors.MALFORMED_FORM, reason) from None
+        raise BadRequest(MALFORMED_FORM.format(reason)) from None
 
 
 def _check_utf8(options: dict[bytes, bytes]) -> None:
     if options.get(b"charset", b"utf-8").lower() not in (b"utf-8", b"utf8"):
-        raise errors.not_utf8_charset()
+        raise Unsupported("Envie os dados em UTF-8.")
 
 
 async def read_json(request: Request, members: Collection[str] = ()) -> dict[str, Any]:
@@ -93,7 +103,7 @@ async def read_json(request: Request, members: Collection[str] = ()) -> dict[str
     the others, which are ignored."""
     media, options = media_type(request)
     if media != JSON:
-        raise errors.unsupported_body()
+        raise UnsupportedBody()
     _check_utf8(options)
     try:
         value = json.loads(
@@ -104,16 +114,16 @@ async def read_json(request: Request, members: Collection[str] = ()) -> dict[str
             object_pairs_hook=_no_repeated_keys,
         )
     except UnicodeDecodeError:
-        raise errors.bad_request(errors.NOT_UTF8) from None
+        raise BadRequest(NOT_UTF8) from None
     except (ValueError, ArithmeticError, RecursionError) as reason:
-        raise errors.bad_request(errors.MALFORMED_JSON, reason) from None
+        raise BadRequest(MALFORMED_JSON.format(reason)) from None
     if not isinstance(value, dict):
-        raise errors.bad_request(errors.NOT_A_JSON_OBJECT)
+        raise BadRequest(NOT_A_JSON_OBJECT)
     _refuse_lone_surrogates(value)
     for name in members:
         if isinstance(value.get(name), _Exponent):
             written = f"{value[name]} usa expoente; escreva o número por extenso"
-            raise errors.bad_request(errors.MALFORMED_JSON, written)
+            raise BadRequest(MALFORMED_JSON.format(written))
     return value
 
 
@@ -131,7 +141,7 @@ def _refuse_lone_surrogates(value: Any) -> None:
         elif isinstance(item, str):
             found = _SURROGATE.search(item)
             if found:
-                raise errors.bad_request(errors.LONE_SURROGATE, ord(found.group()))
+                raise BadRequest(LONE_SURROGATE.format(ord(found.group())))
 
 
 _MAX_DIGITS = 100
@@ -198,7 +208,7 @@ async def read_upload(request: Request, field: str, fields: Collection[str]) -> 
     if media in FILE_TYPES:
         return Upload("", body, {})
     if media != "multipart/form-data":
-        raise bulk_errors.unsupported_upload(field)
+        raise UnsupportedUpload(field)
     pairs: list[tuple[str, str]] = []
     files: list[Any] = []
 
@@ -214,14 +224,14 @@ async def read_upload(request: Request, field: str, fields: Collection[str]) -> 
         if len(pairs) > MAX_FIELDS:
             raise ValueError(f"mais de {MAX_FIELDS} campos")
     except UnicodeDecodeError:
-        raise errors.bad_request(errors.NOT_UTF8) from None
+        raise BadRequest(NOT_UTF8) from None
     except (ValueError, FormParserError) as reason:
-        raise errors.bad_request(errors.MALFORMED_FORM, reason) from None
+        raise BadRequest(MALFORMED_FORM.format(reason)) from None
     chosen = [f for f in files if f.field_name == field.encode() and f.file_name]
     nome, data = "", None
     try:
         if len(chosen) > 1:
-            raise errors.bad_request(errors.ONE_FILE, field)
+            raise BadRequest(ONE_FILE.format(field))
         for sent in chosen:
             sent.file_object.seek(0)
             data = sent.file_object.read()
@@ -232,7 +242,7 @@ async def read_upload(request: Request, field: str, fields: Collection[str]) -> 
     form: dict[str, str] = {}
     for name, value in pairs:
         if name in fields and form.setdefault(name, value) != value:
-            raise errors.bad_request(errors.REPEATED_FIELD, name)
+            raise BadRequest(REPEATED_FIELD.format(name))
     return Upload(nome, data, form)
 
 
@@ -251,5 +261,5 @@ def _multipart(request: Request, body: bytes) -> list[tuple[str, str]]:
     if len(pairs) > MAX_FIELDS:
         raise ValueError(f"mais de {MAX_FIELDS} campos")
     if files:
-        raise errors.bad_request(errors.FILE_REFUSED, files[0])
+        raise BadRequest(FILE_REFUSED.format(files[0]))
     return pairs

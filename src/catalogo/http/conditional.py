@@ -17,8 +17,9 @@ from collections.abc import Collection
 
 from starlette.requests import Request
 
+from catalogo.domain.errors import PreconditionFailed
 from catalogo.domain.produtos import ID_PATTERN, Produto
-from catalogo.http import errors, negotiation
+from catalogo.http import negotiation
 from catalogo.http.identity import AUDIENCE_PATTERN, audience
 from catalogo.http.negotiation import HTML
 
@@ -58,14 +59,14 @@ def check(request: Request, current: Produto | None) -> None:
     if if_match is not None:
         accepted = accepted_versions(request)
         if accepted is not None and not accepted:
-            raise errors.etag_never_given(if_match.strip())
+            raise PreconditionFailed(_never_given(if_match.strip()))
         if current is None or (accepted is not None and current.versao not in accepted):
-            raise errors.precondition_failed()
+            raise PreconditionFailed()
     if_none_match = negotiation.header(request, b"if-none-match")
     if request.method in ("GET", "HEAD") or if_none_match is None or current is None:
         return
     if if_none_match.strip() == "*" or current.versao in _versions(if_none_match, weak=True):
-        raise errors.none_may_match()
+        raise PreconditionFailed(NONE_MAY_MATCH)
 
 
 def accepted_versions(request: Request) -> Collection[int] | None:
@@ -92,3 +93,21 @@ def _versions(header: str, weak: bool) -> set[int]:
         for tag in tags
         if (match := _OUR_ETAG.fullmatch(tag.removeprefix("W/") if weak else tag))
     }
+
+
+NONE_MAY_MATCH = (
+    "If-None-Match pede que nenhuma versão indicada seja a atual, e o produto está numa delas: "
+    "nada foi gravado."
+)
+
+
+def _never_given(sent: str) -> str:
+    """Why an If-Match that names no tag this service gives fails: it can match no version,
+    and the client is told the format rather than that the product changed."""
+    shown = sent if len(sent) <= 80 else sent[:80] + "…"
+    weak = " Etiquetas fracas (W/…) nunca valem em If-Match." if "W/" in sent else ""
+    return (
+        f"If-Match traz {shown}, que não é uma ETag que este serviço dá; nada foi gravado."
+        f"{weak} Mande a ETag recebida ao ler o produto como veio, com as aspas: "
+        '"3-json" (versão 3, em JSON).'
+    )

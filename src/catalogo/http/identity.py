@@ -1,7 +1,7 @@
 """Who is asking, as far as a response needs to know it: noted once by access.Access, read by
 the handlers, the pages' header, the error pages and the cache headers.
 
-Apart from http/access.py so that http/errors.py can read it: access raises errors' refusals.
+Apart from http/access.py so that http/problems.py can read it: access raises refusals.
 """
 
 import functools

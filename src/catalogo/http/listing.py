@@ -13,45 +13,32 @@ The trash and a history page by number (`Paging`): a product's id, an event's ve
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from functools import cached_property
 from typing import Literal
 
 from starlette.datastructures import ImmutableMultiDict
 
-from catalogo.domain import text
 from catalogo.domain.busca import (
+    BAD_CURSOR,
+    BOTH_CURSORS,
     END,
-    IDS_MAXIMUM,
-    ORDENS,
-    QUERY_MAXIMUM,
-    BadToken,
+    LAST_PAGE,
     Ordem,
     Position,
     Query,
-    codigo_key,
-    position_of,
-    terms,
+    parse_list,
     token,
 )
-from catalogo.domain.precos import PrecoInvalido, parse_preco, preco_for_input
-from catalogo.domain.produtos import CODIGO_MAXIMO, parse_id
-from catalogo.http import errors
+from catalogo.domain.errors import BadRequest, ListingError
+from catalogo.domain.precos import preco_for_input
+from catalogo.domain.produtos import parse_id
 from catalogo.storage.paging import Cursor
+
+BAD_RETURN = "«{}» deve ser a consulta de uma página {}, como depois=120 (recebido «{:.50}»)."
+
 
 LIST_PATH = "/produtos"
 RETURN_PARAMETER = "lista"
-LAST_PAGE = "fim"  # antes=fim: the list's last page, in any order
-_PRICE_NAMES = {"preco_min": "O preço mínimo", "preco_max": "O preço máximo"}
-
-
-class ListingError(ValueError):
-    """A list parameter we cannot read: the message says what to send instead; `field`, the
-    search form's field it came from, if any."""
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 @dataclass(frozen=True)
@@ -67,29 +54,7 @@ class Listing:
     @classmethod
     def parse(cls, parameters: ImmutableMultiDict[str, str]) -> "Listing":
         """Reads the list's parameters (QueryParams is one)."""
-        q = parameters.get("q", "")
-        if len(q) > QUERY_MAXIMUM:
-            raise ListingError(f"A busca (q) pode ter no máximo {QUERY_MAXIMUM} caracteres.", "q")
-        try:
-            text.read(q, one_line=False)  # what no product can hold, a database may refuse
-        except text.RefusedCharacter as refused:
-            raise ListingError(
-                f"A busca (q) não pode conter o caractere de controle {refused.code}.", "q"
-            ) from None
-        ordem = parameters.get("ordem") or "-id"
-        if ordem not in ORDENS:
-            raise ListingError(f"ordem deve ser {', '.join(ORDENS)} (recebido «{ordem:.50}»).")
-        preco_min, preco_max = _price(parameters, "preco_min"), _price(parameters, "preco_max")
-        if preco_min is not None and preco_max is not None and preco_min > preco_max:
-            raise ListingError(
-                "O preço mínimo (preco_min) é maior que o máximo (preco_max).", "preco_min"
-            )
-        query = Query(terms(q), preco_min, preco_max, _ids(parameters), ordem, _codigos(parameters))
-        after = _cursor(parameters, "depois", query)
-        before = _cursor(parameters, "antes", query)
-        if after is not None and before is not None:
-            raise ListingError(errors.BOTH_CURSORS)
-        return cls(query, after, before, " ".join(q.split()))
+        return cls(*parse_list(parameters, parameters.getlist("id"), parameters.getlist("codigo")))
 
     @classmethod
     def returning_to(cls, parameters: Mapping[str, str], name: str = RETURN_PARAMETER) -> "Listing":
@@ -100,8 +65,8 @@ class Listing:
         try:
             return cls.parse(ImmutableMultiDict(pairs))
         except ListingError:
-            raise errors.bad_request(
-                errors.BAD_RETURN, name, "da lista", parameters.get(name, "")
+            raise BadRequest(
+                BAD_RETURN.format(name, "da lista", parameters.get(name, ""))
             ) from None
 
     def at(self, cursor: Cursor[Position] | None) -> "Listing":
@@ -179,11 +144,11 @@ class Paging:
     before: int | None = None
 
     @classmethod
-    def parse(cls, parameters: Mapping[str, str], bad_cursor: str = errors.BAD_CURSOR) -> "Paging":
+    def parse(cls, parameters: Mapping[str, str], bad_cursor: str = BAD_CURSOR) -> "Paging":
         try:
             return cls._read(parameters, bad_cursor)
         except ListingError as malformed:
-            raise errors.bad_request(str(malformed)) from None
+            raise BadRequest(str(malformed)) from None
 
     @classmethod
     def returning_to(cls, parameters: Mapping[str, str], name: str, of: str) -> "Paging":
@@ -191,18 +156,16 @@ class Paging:
         another list (the removed products' `removidos`)."""
         pairs = _pairs(parameters, name, of)
         try:
-            return cls._read(dict(pairs), errors.BAD_CURSOR)
+            return cls._read(dict(pairs), BAD_CURSOR)
         except ListingError:
-            raise errors.bad_request(
-                errors.BAD_RETURN, name, of, parameters.get(name, "")
-            ) from None
+            raise BadRequest(BAD_RETURN.format(name, of, parameters.get(name, ""))) from None
 
     @classmethod
     def _read(cls, parameters: Mapping[str, str], bad_cursor: str) -> "Paging":
         after = _number(parameters, "depois", bad_cursor)
         before = _number(parameters, "antes", bad_cursor)
         if after is not None and before is not None:
-            raise ListingError(errors.BOTH_CURSORS)
+            raise ListingError(BOTH_CURSORS)
         return cls(after, before)
 
     def at(self, path: str) -> str:
@@ -237,52 +200,7 @@ def _pairs(parameters: Mapping[str, str], name: str, of: str) -> list[tuple[str,
             query, keep_blank_values=True, strict_parsing=True, errors="strict"
         )
     except ValueError:  # UnicodeDecodeError is a ValueError
-        raise errors.bad_request(errors.BAD_RETURN, name, of, query) from None
-
-
-def _price(parameters: Mapping[str, str], name: str) -> Decimal | None:
-    value = parameters.get(name, "")
-    if not value.strip():
-        return None
-    try:
-        return parse_preco(value)
-    except PrecoInvalido as invalid:
-        raise ListingError(f"{_PRICE_NAMES[name]} ({name}): {invalid}", name) from None
-
-
-def _ids(parameters: ImmutableMultiDict[str, str]) -> tuple[int, ...]:
-    values = parameters.getlist("id")
-    if len(values) > IDS_MAXIMUM:
-        raise ListingError(f"Peça no máximo {IDS_MAXIMUM} produtos (id) de uma vez.")
-    ids = []
-    for value in values:
-        id = parse_id(value)
-        if id is None:
-            raise ListingError(f"Cada id deve ser o número de um produto (recebido «{value:.50}»).")
-        ids.append(id)
-    return tuple(dict.fromkeys(ids))
-
-
-def _codigos(parameters: ImmutableMultiDict[str, str]) -> tuple[str, ...]:
-    """The codes asked for (`codigo=`, exact and blind to case), as codigo_key makes them."""
-    values = parameters.getlist("codigo")
-    if len(values) > IDS_MAXIMUM:
-        raise ListingError(f"Peça no máximo {IDS_MAXIMUM} códigos (codigo) de uma vez.")
-    keys = []
-    for value in values:
-        try:
-            codigo = text.read(value, one_line=True)
-        except text.RefusedCharacter as refused:
-            raise ListingError(
-                f"Um código (codigo) não pode conter o caractere {refused.code}."
-            ) from None
-        if not codigo or len(codigo) > CODIGO_MAXIMO:
-            raise ListingError(
-                f"Cada código (codigo) tem de 1 a {CODIGO_MAXIMO} caracteres "
-                f"(recebido «{value:.70}»)."
-            )
-        keys.append(codigo_key(codigo))
-    return tuple(dict.fromkeys(keys))
+        raise BadRequest(BAD_RETURN.format(name, of, query)) from None
 
 
 def parse_formato(parameters: Mapping[str, str]) -> Literal["csv", "xlsx"] | None:
@@ -293,23 +211,6 @@ def parse_formato(parameters: Mapping[str, str]) -> Literal["csv", "xlsx"] | Non
     if formato:
         raise ListingError(f"formato deve ser csv ou xlsx (recebido «{formato:.50}»).")
     return None
-
-
-def _cursor(parameters: Mapping[str, str], name: str, query: Query) -> Position | None:
-    value = parameters.get(name)
-    if value is None:
-        return None
-    if name == "antes" and value == LAST_PAGE:
-        return END
-    if query.by_id:
-        id = parse_id(value)
-        if id is None:
-            raise ListingError(errors.BAD_CURSOR.format(name))
-        return Position(id, id)
-    try:
-        return position_of(query, value)
-    except BadToken as bad:
-        raise ListingError(errors.FOREIGN_CURSOR.format(name, bad)) from None
 
 
 def _number(parameters: Mapping[str, str], name: str, bad_cursor: str) -> int | None:

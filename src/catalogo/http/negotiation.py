@@ -14,6 +14,7 @@ from starlette.requests import Request
 HTML = "text/html"
 JSON = "application/json"
 PROBLEM = "application/problem+json"
+VARY = {"Vary": "Accept"}  # every answer that depends on Accept says so
 FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 
 

@@ -32,6 +32,8 @@ from multiprocessing.connection import Connection
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from catalogo.domain.errors import CatalogoError
+
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
 _REPLAYED = (b"idempotent-replayed", b"true")
 # From a cached page (0.5 ms) to a database that does not answer (about 20 s, then 503).
@@ -119,7 +121,7 @@ class Recorder:
             self._oldest.labels(str(id)).set(age)
 
 
-class CannotExport(Exception):
+class CannotExport(CatalogoError):
     """The exporter could not listen where the settings say."""
 
 

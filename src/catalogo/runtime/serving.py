@@ -42,6 +42,8 @@ from granian import Granian, _signals
 from granian._granian import SocketHolder, WorkerSignal
 from granian.server.mp import MPServer
 
+from catalogo.domain.errors import CatalogoError
+
 STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 # On SIGHUP Granian would restart its workers by signalling them, which here take no signal:
 # serve has no reload, and leaves SIGHUP blocked.
@@ -55,7 +57,7 @@ _BLOCKED = STOP_SIGNALS | {signal.SIGHUP}
 DRAIN_S = 2
 
 
-class CannotListen(Exception):
+class CannotListen(CatalogoError):
     """The address and port serve was given cannot be listened on."""
 
 

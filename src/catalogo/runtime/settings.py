@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from catalogo.domain.errors import CatalogoError
 from catalogo.domain.keyring import valid_key
 
 _POSTGRESQL_SCHEMES = ("postgresql://", "postgres://")
@@ -23,7 +24,7 @@ _HOST_ENTRY = re.compile(r"\*|\.?[a-z0-9-]+(\.[a-z0-9-]+)*|\[[0-9a-f:.]+\]")
 TRASH_DAYS_MAX = 36_500
 
 
-class SettingsError(ValueError):
+class SettingsError(CatalogoError, ValueError):
     """A CATALOGO_* variable has a value we cannot use; the message names it."""
 
 

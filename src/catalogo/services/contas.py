@@ -8,7 +8,6 @@ import unicodedata
 
 from catalogo.domain import contas
 from catalogo.domain.contas import (
-    Busy,
     ContaInvalida,
     NewSession,
     NewToken,
@@ -17,7 +16,8 @@ from catalogo.domain.contas import (
     UserChange,
     Usuario,
 )
-from catalogo.storage import Storage, UnknownUser
+from catalogo.domain.errors import Busy, UnknownUser
+from catalogo.storage import Storage
 
 
 async def check_password(
@@ -25,7 +25,7 @@ async def check_password(
 ) -> Usuario | None:
     """The active user `nome` when `senha` is theirs, else None, for signing in and for any
     other page that asks for the password again. Each try is weighed against the throttle and
-    counted as a failure in one atomic step (contas.Throttled), before the password is
+    counted as a failure in one atomic step (Throttled), before the password is
     checked, so that tries sent together cannot all pass the count; a right password then turns
     it into a success. A try turned away for a crowd (Busy) was never checked, and counts for
     nothing. A hash made with older parameters is made again."""

@@ -8,35 +8,52 @@ request's (the fingerprint says so), and a new product is always at version 1.
 
 import contextlib
 import hashlib
-from collections.abc import Callable
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import orjson
-from starlette.requests import Request
-from starlette.responses import Response
 
 from catalogo.domain.contas import Principal
+from catalogo.domain.errors import (
+    BadRequest,
+    IdempotencyKeyInProgress,
+    IdempotencyKeyReused,
+    KeyTaken,
+    StorageUnavailable,
+)
 from catalogo.domain.historico import Autoria
 from catalogo.domain.produtos import Produto
-from catalogo.http import errors
-from catalogo.storage import KeyTaken, Storage, StorageUnavailable
+from catalogo.storage import Storage
+
+TWO_IDEMPOTENCY_KEYS = "Envie uma só Idempotency-Key."
+BAD_IDEMPOTENCY_KEY = "Idempotency-Key deve ter de 1 a 255 caracteres ASCII visíveis, sem espaços."
+
 
 HEADER = "idempotency-key"
 
 
-def key_of(request: Request, principal: Principal | None = None) -> str | None:
-    """The Idempotency-Key: a structured-field string, or the bare token clients often send;
-    each user's keys are their own (stored after their scope and a space, which no key holds),
-    so one user can neither replay nor block another's."""
-    values = request.headers.getlist(HEADER)
+class Created(NamedTuple):
+    """A created product, and whether this is a retry's answer (`Idempotent-Replayed`): the
+    product as its first request created it."""
+
+    produto: Produto
+    replayed: bool = False
+
+
+def key_of(values: Sequence[str], principal: Principal | None = None) -> str | None:
+    """The Idempotency-Key of the `values` sent in its header: a structured-field string, or
+    the bare token clients often send; each user's keys are their own (stored after their
+    scope and a space, which no key holds), so one user can neither replay nor block
+    another's."""
     if not values:
         return None
     if len(values) > 1:
-        raise errors.bad_request(errors.TWO_IDEMPOTENCY_KEYS)
+        raise BadRequest(TWO_IDEMPOTENCY_KEYS)
     key = values[0].strip()
     if len(key) >= 2 and key[0] == key[-1] == '"':
         key = key[1:-1]
     if not 1 <= len(key) <= 255 or not all("!" <= c <= "~" and c not in '"\\' for c in key):
-        raise errors.bad_request(errors.BAD_IDEMPOTENCY_KEY)
+        raise BadRequest(BAD_IDEMPOTENCY_KEY)
     return key if principal is None else f"{principal.scope} {key}"
 
 
@@ -49,39 +66,29 @@ def fingerprint(media: str, produto: Produto) -> str:
 
 
 async def create_once(
-    storage: Storage,
-    key: str,
-    media: str,
-    produto: Produto,
-    autoria: Autoria,
-    answer: Callable[[Produto], Response],
-) -> Response:
-    """Creates `produto` once per key and answers with `answer`, for the first request and
-    every retry alike (retries also say `Idempotent-Replayed: true`)."""
+    storage: Storage, key: str, media: str, produto: Produto, autoria: Autoria
+) -> Created:
+    """Creates `produto` once per key: the first request and every retry get the product as it
+    was created (a retry, `replayed`)."""
     claim = await storage.claim_key(key, fingerprint(media, produto))
     if claim.state == "created" and claim.created is not None:
         # The first answer again: the product as created, at version 1, whatever came after.
         first = await storage.versions(claim.created, 1, 1)
         at = first[0].em if first and first[0].versao == 1 else None
-        replay = answer(
-            produto.model_copy(
-                update={"id": claim.created, "versao": 1, "criado_em": at, "atualizado_em": at}
-            )
-        )
-        replay.headers["Idempotent-Replayed"] = "true"
-        return replay
+        update = {"id": claim.created, "versao": 1, "criado_em": at, "atualizado_em": at}
+        return Created(produto.model_copy(update=update), replayed=True)
     if claim.state == "other_request":
-        raise errors.idempotency_key_reused()
+        raise IdempotencyKeyReused()
     if claim.state != "claimed" or claim.claimed_at is None:
-        raise errors.idempotency_key_in_progress()
+        raise IdempotencyKeyInProgress()
     try:
         created = await storage.create_once(produto, key, claim.claimed_at, autoria)
     except KeyTaken:
-        raise errors.idempotency_key_in_progress() from None
+        raise IdempotencyKeyInProgress() from None
     except Exception:
         # A retry may try again at once. A claim the database cannot release now is taken over
         # once its session has ended (storage): the failure stays this request's answer.
         with contextlib.suppress(StorageUnavailable):
             await storage.release_key(key, claim.claimed_at)
         raise
-    return answer(created)
+    return Created(created)

@@ -6,7 +6,7 @@ service layer's part for imports; domain/planilhas.py reads the file, and storag
    instance can show it or confirm it. Nothing is written to products.
 2. **Confirm** (`confirm`): every row or none, in one transaction, only if no product it
    changes moved on since the dry run; otherwise the dry run is made again from the kept file
-   (`Moved`, with the fresh report) and nothing is written. Confirming twice applies once.
+   (`ImportMoved`, with the fresh report) and nothing is written. Confirming twice applies once.
 3. **Undo** (`undo`): the import's batch undone (Storage.revert), if none of its products
    changed since.
 
@@ -28,20 +28,18 @@ import orjson
 
 from catalogo.domain import planilhas
 from catalogo.domain.busca import codigo_key
+from catalogo.domain.errors import (
+    CodigoTaken,
+    Conflict,
+    ImportHasErrors,
+    ImportRefused,
+    ImportUnchanging,
+    NotFound,
+)
 from catalogo.domain.historico import Autoria
 from catalogo.domain.produtos import CAMPOS, ROTULOS, Produto, format_field, validate
-from catalogo.http.errors import codigo_taken
 from catalogo.services.produtos import live
-from catalogo.storage import (
-    CodigoTaken,
-    Importacao,
-    ImportClosed,
-    NotFound,
-    StagedLine,
-    Storage,
-    VersionConflict,
-    Write,
-)
+from catalogo.storage import Importacao, ImportClosed, StagedLine, Storage, VersionConflict, Write
 from catalogo.storage.port import LineKind
 
 T = TypeVar("T")
@@ -140,7 +138,7 @@ async def dry_run(
 ) -> ImportReport:
     """Each row read with the form's rules against the products it names (by `id`, else by
     `codigo`, else new), ROWS_READ rows at a time: read and checked off the event loop, their
-    products looked up in between, and only the report kept. Raises planilhas.ImportRefused
+    products looked up in between, and only the report kept. Raises ImportRefused
     for a file that cannot be read as a whole."""
     head, rows = await _in_thread(lambda: _opened(data, codificacao))
     report = ImportReport(ignoradas=head.unknown)
@@ -182,7 +180,7 @@ def _opened(
     cells = planilhas.lines(data, codificacao)
     first = next(cells, None)
     if first is None:
-        raise planilhas.ImportRefused("O arquivo está vazio.")
+        raise ImportRefused("O arquivo está vazio.")
     head = planilhas.header(first)
     return head, planilhas.rows(head, cells)
 
@@ -266,7 +264,7 @@ def _planned(
             return None, {"codigo": f"O código «{produto.codigo}» já é do produto {holder.id}."}
         kept = known.removed.get(key)
         if kept is not None and (current is None or kept != current.id):
-            return None, {"codigo": codigo_taken(produto.codigo, kept, removed=True)}
+            return None, {"codigo": CodigoTaken(produto.codigo, kept, removed=True).message}
     if current is None:
         return Planned(row.line, None, produto.nome, [], Write(None, None, produto)), {}
     changes = [
@@ -293,7 +291,7 @@ async def stage(
     autoria: Autoria,
     now: float,
 ) -> tuple[Importacao, ImportReport]:
-    """The dry run, kept for STAGED_FOR_S under a new id. Raises planilhas.ImportRefused."""
+    """The dry run, kept for STAGED_FOR_S under a new id. Raises ImportRefused."""
     report = await dry_run(storage, data, codificacao)
     importacao = Importacao(
         uuid.uuid4().hex,
@@ -319,21 +317,16 @@ def estado(importacao: Importacao, now: float) -> str:
     return "expirada" if expired(importacao, now) else importacao.estado
 
 
-class Moved(Exception):
+class ImportMoved(Conflict):
     """Products the import changes moved on since its dry run: nothing was written, and the
     dry run was made again (`importacao`, its fresh report)."""
 
     def __init__(self, importacao: Importacao) -> None:
-        super().__init__(f"importacao {importacao.id} moved on")
+        super().__init__(
+            "Produtos desta importação mudaram desde a prévia, e nada foi gravado. O relatório "
+            "foi refeito agora: confira e confirme de novo."
+        )
         self.importacao = importacao
-
-
-class HasErrors(Exception):
-    """An import with rows in error is never applied: the file must be fixed and sent again."""
-
-
-class Unchanging(Exception):
-    """An import that would write nothing is not applied: there would be nothing to undo."""
 
 
 def confirmable(importacao: Importacao, now: float) -> bool:
@@ -349,16 +342,16 @@ async def confirm(
 ) -> tuple[Importacao, bool]:
     """Applies the import `id` as one batch, and says whether this request applied it (False:
     an earlier one did; confirming twice applies once). Raises NotFound, ImportClosed (undone,
-    or expired), HasErrors, Unchanging or Moved; then nothing is written."""
+    or expired), ImportHasErrors, ImportUnchanging or ImportMoved; then nothing is written."""
     importacao = await _found(storage, id)
     if importacao.estado == "aplicada":
         return importacao, False
     if importacao.estado != "preparada" or expired(importacao, now):
         raise ImportClosed(importacao)
     if importacao.resumo["erros"]:
-        raise HasErrors()
+        raise ImportHasErrors()
     if not confirmable(importacao, now):
-        raise Unchanging()
+        raise ImportUnchanging()
     batch = autoria._replace(origem="importacao", lote=id)
     try:
         await storage.confirm_import(id, write_of, batch, chave, now)
@@ -367,7 +360,7 @@ async def confirm(
             return closed.importacao, False
         raise
     except (VersionConflict, NotFound, CodigoTaken):
-        raise Moved(await _staged_again(storage, importacao, now)) from None
+        raise ImportMoved(await _staged_again(storage, importacao, now)) from None
     return await _found(storage, id), True
 
 
@@ -388,7 +381,7 @@ async def _staged_again(storage: Storage, importacao: Importacao, now: float) ->
 async def undo(storage: Storage, id: str, autoria: Autoria, now: float) -> tuple[Importacao, int]:
     """The import `id` undone, all of it or nothing, as a batch of its own (`id` +
     ":desfeita"), and how many products it gave back. Raises NotFound, ImportClosed (not
-    applied, or undone already) or BatchMoved."""
+    applied, or undone already) or ChangedSince."""
     await _found(storage, id)
     batch = autoria._replace(origem="importacao", lote=f"{id}:desfeita")
     undone = await storage.undo_import(id, batch, now)

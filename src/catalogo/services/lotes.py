@@ -7,7 +7,7 @@ anchor: choose products, choose an action, read what it would do, confirm.
    what it would become. Nothing is written; the plan carries each product's id and version
    (`lotes.selection`) and the batch's id, for the confirmation.
 2. **Confirm** (`confirm`): every product of the selection or none, in one transaction, only if
-   each is still at the version the plan showed (else `Moved`, nothing written). Each gets an
+   each is still at the version the plan showed (else `BatchMoved`, nothing written). Each gets an
    event, `origem` lote and the batch's id in `lote`; a batch whose id has events is done
    already, and confirming it again writes nothing (a double click, a retry).
 3. **Undo** (`undo`): Storage.revert, as an import's undo.
@@ -20,16 +20,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from starlette.datastructures import ImmutableMultiDict
-
 from catalogo.domain import lotes
-from catalogo.domain.busca import Query
+from catalogo.domain.busca import Query, parse_pairs
+from catalogo.domain.errors import BatchUndone, Conflict, NotFound
 from catalogo.domain.historico import Autoria
 from catalogo.domain.lotes import LoteInvalido, Pedido
 from catalogo.domain.produtos import Produto
-from catalogo.http.listing import Listing
 from catalogo.services.produtos import live
-from catalogo.storage import NotFound, Storage, VersionConflict, Write
+from catalogo.storage import Storage, VersionConflict, Write
 
 
 @dataclass(frozen=True)
@@ -57,11 +55,16 @@ class Plan:
         return lotes.selection(self.seen)
 
 
-class Moved(Exception):
-    """Products of the batch changed (or went) since it was shown: nothing written."""
+class BatchMoved(Conflict):
+    """Products of the batch changed (or went) since it was shown (`ids`): nothing written;
+    the message says so, as the fresh confirmation shows it."""
 
     def __init__(self, ids: list[int]) -> None:
-        super().__init__(f"produtos {ids} moved on")
+        named = f" ({', '.join(map(str, ids[:20]))})" if ids else ""
+        super().__init__(
+            f"Produtos do lote mudaram ou foram removidos desde a confirmação{named}, e nada foi "
+            "gravado. Esta é a confirmação refeita agora: confira e confirme de novo."
+        )
         self.ids = ids
 
 
@@ -123,7 +126,7 @@ def _too_many(most: int, busca: bool = False) -> str:
 def _query_of(busca: str) -> Query:
     try:
         pairs = urllib.parse.parse_qsl(busca, keep_blank_values=True, strict_parsing=False)
-        return Listing.parse(ImmutableMultiDict(pairs)).query
+        return parse_pairs(pairs).query
     except ValueError as error:  # ListingError is one
         raise LoteInvalido(f"busca: {error}") from None
 
@@ -160,7 +163,7 @@ async def confirm(
 ) -> tuple[int, bool]:
     """Writes the batch `lote` (each product as `pedido` makes it, from the version in
     `seen`), and says how many products it wrote and whether this call wrote them (False: an
-    earlier one did). Raises Moved or LoteInvalido (a price that no longer fits)."""
+    earlier one did). Raises BatchMoved or LoteInvalido (a price that no longer fits)."""
     if await applied(storage, lote):
         return len(seen), False
     if not seen:
@@ -169,15 +172,15 @@ async def confirm(
     moved = [id for id, versao in seen if id not in current or current[id].versao != versao]
     try:
         if moved:
-            raise Moved(moved)
+            raise BatchMoved(moved)
         writes = await asyncio.to_thread(_writes, pedido, seen, current)
         try:
             await storage.apply(writes, autoria._replace(origem="lote", lote=lote))
         except VersionConflict as conflict:
-            raise Moved([conflict.current.id or 0]) from None
+            raise BatchMoved([conflict.current.id or 0]) from None
         except NotFound:
-            raise Moved([]) from None
-    except Moved:
+            raise BatchMoved([]) from None
+    except BatchMoved:
         # Its twin (a double click a balancer sent to another instance, a retry) may have
         # written these very products since this call first looked: then this is a replay.
         if await applied(storage, lote):
@@ -203,17 +206,13 @@ def _writes(
     return writes
 
 
-class Undone(Exception):
-    """The batch was undone already."""
-
-
 async def undo(storage: Storage, lote: str, autoria: Autoria) -> int:
     """The batch `lote` undone as a batch of its own (`lote` + ":desfeita"): how many products
-    it gave back. Raises NotFound, Undone or BatchMoved."""
+    it gave back. Raises NotFound, BatchUndone or ChangedSince."""
     if not await applied(storage, lote):
         raise NotFound()
     if await applied(storage, f"{lote}:desfeita"):
-        raise Undone()
+        raise BatchUndone()
     return await storage.revert(lote, autoria._replace(origem="lote", lote=f"{lote}:desfeita"))
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal, NamedTuple
 
 from catalogo.domain import historico
 from catalogo.domain.busca import IDS_MAXIMUM, Query, codigo_key
+from catalogo.domain.errors import Conflict
 from catalogo.domain.historico import Autoria
 from catalogo.domain.merge import Merge, merge
 from catalogo.domain.planilhas import CsvRows, Format, Workbook
@@ -34,7 +35,7 @@ class Merged:
     changed: bool = True
 
 
-class MergeConflict(Exception):
+class MergeConflict(Conflict):
     """Both sides changed a field differently: `merged` against `current`, for a choice."""
 
     def __init__(self, merged: Merge, current: Produto, autores: list[str]) -> None:

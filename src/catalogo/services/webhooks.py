@@ -36,11 +36,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from catalogo.domain import historico, webhooks
+from catalogo.domain.errors import CatalogoError, StorageUnavailable
 from catalogo.domain.historico import Evento
 from catalogo.domain.keyring import Keyring, Unopenable
 from catalogo.domain.produtos import representation
 from catalogo.domain.webhooks import Address, Network, Webhook
-from catalogo.storage import Storage, StorageUnavailable
+from catalogo.storage import Storage
 
 if TYPE_CHECKING:
     import httpx
@@ -257,7 +258,7 @@ class Deliverer:
                     answer = await _start_of(response)
                 finally:
                     await response.aclose()
-        except Refused as refused:
+        except AddressRefused as refused:
             return Outcome(None, str(refused), refused=True)
         except TimeoutError:
             return Outcome(None, f"sem resposta em {TIMEOUT_S:.0f} s")
@@ -278,7 +279,7 @@ class Deliverer:
 
 
 async def checked_addresses(url: str, allowed: Collection[Network]) -> list[Address]:
-    """The addresses `url`'s name resolves to now, or Refused if it resolves to none, or to
+    """The addresses `url`'s name resolves to now, or AddressRefused if it resolves to none, or to
     any that deliveries may not reach (a name may mix a public address and a private one)."""
     parts = urllib.parse.urlsplit(url)
     name = parts.hostname or ""
@@ -288,18 +289,18 @@ async def checked_addresses(url: str, allowed: Collection[Network]) -> list[Addr
             name, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
         )
     except OSError as error:
-        raise Refused(f"o nome {name} não resolve ({error.strerror or error})") from None
+        raise AddressRefused(f"o nome {name} não resolve ({error.strerror or error})") from None
     addresses = [ipaddress.ip_address(info[4][0]) for info in found]
     if not addresses:
-        raise Refused(f"o nome {name} não resolve para nenhum endereço")
+        raise AddressRefused(f"o nome {name} não resolve para nenhum endereço")
     for address in addresses:
         why = webhooks.refused_address(address, allowed)
         if why is not None:
-            raise Refused(why)
+            raise AddressRefused(why)
     return addresses
 
 
-class Refused(Exception):
+class AddressRefused(CatalogoError):
     """The URL's name resolves to no address, or to one deliveries may not reach; the message
     says which, in the pages' words."""
 
@@ -328,7 +329,7 @@ async def subscribe(
     kinds = webhooks.parse_eventos(eventos)
     try:
         await checked_addresses(checked, allowed)
-    except Refused as refused:
+    except AddressRefused as refused:
         raise webhooks.SubscriptionRefused(f"Não posso entregar aqui: {refused}.", "url") from None
     secret = webhooks.new_secret()
     made = await storage.create_webhook(checked, kinds, keyring.seal(secret), quem, time.time())

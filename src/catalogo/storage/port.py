@@ -20,6 +20,7 @@ from catalogo.domain.contas import (
     UserChange,
     Usuario,
 )
+from catalogo.domain.errors import CatalogoError, Conflict
 from catalogo.domain.historico import Autoria, Evento
 from catalogo.domain.produtos import Produto
 from catalogo.storage import paging
@@ -27,28 +28,11 @@ from catalogo.storage.paging import Cursor, Page
 from catalogo.storage.port_webhooks import WebhookStore
 
 
-class StorageUnavailable(Exception):
-    """The database cannot answer now (locked too long, disk full, file gone): a 503."""
-
-
-class QueryTimeout(Exception):
-    """A list query ran past CATALOGO_QUERY_TIMEOUT_MS and was stopped: the client is asked to
-    narrow it (422), and the worker goes on."""
-
-    def __init__(self, budget_ms: int) -> None:
-        super().__init__(f"stopped after {budget_ms} ms")
-        self.budget_ms = budget_ms
-
-
-class NotFound(Exception):
-    """No live product has that id: never made, removed, or purged."""
-
-
-class NotRemoved(Exception):
+class NotRemoved(Conflict):
     """A restore of a product that is not removed; `current` is what it is."""
 
     def __init__(self, current: Produto) -> None:
-        super().__init__(f"produto {current.id} is not removed")
+        super().__init__("O produto não está removido: não há o que restaurar.")
         self.current = current
 
 
@@ -61,31 +45,12 @@ class Removal(NamedTuple):
     produto: Produto
 
 
-class CodigoTaken(Exception):
-    """Another product, live or removed (`removed`), already holds the code, blind to case."""
-
-    def __init__(self, codigo: str, holder: int, removed: bool) -> None:
-        super().__init__(f"codigo {codigo!r} is produto {holder}'s")
-        self.codigo = codigo
-        self.holder = holder
-        self.removed = removed
-
-
-class VersionConflict(Exception):
+class VersionConflict(Conflict):
     """The product is no longer at the version the writer expected; `current` is what it is."""
 
     def __init__(self, current: Produto) -> None:
-        super().__init__(f"produto {current.id} is at version {current.versao}")
+        super().__init__("Outra pessoa salvou este produto depois da versão em que você se baseou.")
         self.current = current
-
-
-class BatchMoved(Exception):
-    """Products of a batch changed since it was written (`ids`): undoing it would lose those
-    changes, so nothing was undone."""
-
-    def __init__(self, ids: list[int]) -> None:
-        super().__init__(f"produtos {ids} changed since their batch")
-        self.ids = ids
 
 
 class Write(NamedTuple):
@@ -222,10 +187,6 @@ def existing_claim(fingerprint: str, found: str, created: int | None) -> KeyClai
     return KeyClaim("in_progress") if created is None else KeyClaim("created", created=created)
 
 
-class KeyTaken(Exception):
-    """The claim on an idempotency key was taken over (it looked abandoned): nothing stored."""
-
-
 class KeyStore(Protocol):
     """Idempotency keys: claimed, then marked with what their request created."""
 
@@ -239,14 +200,6 @@ class KeyStore(Protocol):
 
 
 TOKEN_USE_GRAIN_S = 60  # a token's last use is noted at most this often: a write each time
-
-
-class UserExists(Exception):
-    """A user of that name exists already."""
-
-
-class UnknownUser(Exception):
-    """No user has that name."""
 
 
 class AccountStore(Protocol):
@@ -344,7 +297,7 @@ class StagedLine(NamedTuple):
     dados: str
 
 
-class ImportClosed(Exception):
+class ImportClosed(CatalogoError):
     """The import is not in the state the step needs (confirming one already confirmed, or
     expired; undoing one not applied): `importacao` is what it is now."""
 

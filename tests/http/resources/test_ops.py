@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx2
 from starlette.testclient import TestClient
 
+from catalogo.domain.errors import StorageUnavailable
 from catalogo.http.app import create_app
 from catalogo.runtime.settings import Settings
-from catalogo.storage import StorageUnavailable
 from tests.databases import Database
 from tests.helpers import ONLY_SQLITE, FailingStorage, storage_replaced
 from tests.processes import exchange, fetch, serving

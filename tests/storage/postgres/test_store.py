@@ -16,8 +16,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from catalogo.domain.errors import StorageUnavailable
 from catalogo.runtime.settings import Settings
-from catalogo.storage import Storage, StorageUnavailable, migrations
+from catalogo.storage import Storage, migrations
 from tests.databases import Database
 from tests.helpers import JSON, ONLY_POSTGRESQL
 from tests.processes import (

@@ -9,9 +9,10 @@ from pathlib import Path
 import httpx2
 
 from catalogo.domain.busca import Position, Query, terms
+from catalogo.domain.errors import QueryTimeout, StorageUnavailable
 from catalogo.domain.produtos import Produto
 from catalogo.runtime.settings import Settings
-from catalogo.storage import QueryTimeout, StorageUnavailable, open_storage
+from catalogo.storage import open_storage
 from catalogo.storage.paging import Cursor, Page
 from catalogo.storage.sqlite.readers import THREAD_CACHE_KIB, THREADS, Reader, Readers
 from tests.databases import Database

@@ -12,9 +12,10 @@ import pytest
 
 from catalogo.domain.busca import Query, terms, trigrams
 from catalogo.domain.contas import NewSession, NewToken, UserChange
+from catalogo.domain.errors import QueryTimeout, StorageUnavailable
 from catalogo.domain.historico import CLI
 from catalogo.runtime.settings import Settings
-from catalogo.storage import QueryTimeout, StorageUnavailable, migrations
+from catalogo.storage import migrations
 from catalogo.storage.paging import Cursor
 from catalogo.storage.sqlite import busca, store
 from catalogo.storage.sqlite.busca import match

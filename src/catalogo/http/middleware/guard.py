@@ -34,10 +34,33 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from catalogo.http import bulk_errors, errors, problems
+from catalogo.domain.errors import (
+    BadRequest,
+    BodyTooLarge,
+    CatalogoError,
+    Forbidden,
+    ImportTooLarge,
+    TooSlow,
+)
+from catalogo.http import problems
 from catalogo.http.bodies import keep_body, read_form
 from catalogo.http.negotiation import FORM_TYPES, header, media_type
 from catalogo.runtime.settings import Settings
+
+TWO_HOSTS = "A requisição traz mais de um cabeçalho Host; envie um só."
+NO_HOST = "Falta o cabeçalho Host (ou veio vazio), obrigatório em HTTP/1.1."
+BAD_HOST = "O cabeçalho Host não é um nome nem um endereço válido."
+HOST_NOT_ALLOWED = (
+    "Este serviço não atende pelo nome «{:.100}». Quem o administra pode incluí-lo em "
+    "CATALOGO_ALLOWED_HOSTS."
+)
+BAD_CONTENT_LENGTH = "Content-Length inválido."
+BODY_CUT_SHORT = (
+    "O corpo da requisição terminou antes do anunciado, ou veio malformado (chunked). "
+    "Nada foi gravado."
+)
+BAD_METHOD_OVERRIDE = "_method aceita apenas PUT ou DELETE (recebido «{:.50}»)."
+
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # No path of ours holds a control character, and Starlette's route patterns end in `$`, which
@@ -93,7 +116,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         if _CONTROL.search(scope["path"]):
-            refusal: HTTPException | None = HTTPException(404)
+            refusal: problems.Refusal | None = HTTPException(404)
         else:
             refusal = self._host_refusal(scope)
         if refusal is not None:
@@ -105,7 +128,7 @@ class Guard:
         request = Request(scope, receive)
         try:
             if not _same_origin(request):
-                raise errors.cross_site()
+                raise Forbidden("Envios a partir de outro site não são aceitos.")
             upload = scope["path"] == IMPORT_PATH and scope["method"] == "POST"
             body = await self._read(request, upload)
             keep_body(scope, body)
@@ -113,34 +136,32 @@ class Guard:
                 form = await read_form(Request(scope, _replay(body, receive)), ("_method",))
                 if "_method" in form:
                     scope["method"] = _overridden(form["_method"])
-        except HTTPException as error:
+        except (HTTPException, CatalogoError) as error:
             await problems.respond(request, error)(scope, receive, send)
             return
         await self.app(scope, _replay(body, receive), send)
 
-    def _host_refusal(self, scope: Scope) -> HTTPException | None:
+    def _host_refusal(self, scope: Scope) -> problems.Refusal | None:
         host = None
         for name, value in scope["headers"]:
             if name == b"host":
                 if host is not None:
-                    return errors.bad_request(errors.TWO_HOSTS)
+                    return BadRequest(TWO_HOSTS)
                 host = value
         if host in self._accepted:
             return None
         if not host:  # Granian passes a missing Host as an empty one, and HTTP/1.0 as "1"
-            return (
-                None if scope["http_version"] in _HOSTLESS else errors.bad_request(errors.NO_HOST)
-            )
+            return None if scope["http_version"] in _HOSTLESS else BadRequest(NO_HOST)
         match = _HOST.fullmatch(host.lower()) if len(host) <= _MAX_HOST else None
         if match is None:
-            return errors.bad_request(errors.BAD_HOST)
+            return BadRequest(BAD_HOST)
         name = match[1].decode().removesuffix(".")
         if not (
             name in self.hosts
             or "*" in self.hosts
             or any(name.endswith(domain) or name == domain[1:] for domain in self.domains)
         ):
-            return errors.bad_request(errors.HOST_NOT_ALLOWED, name)
+            return BadRequest(HOST_NOT_ALLOWED.format(name))
         if len(self._accepted) < MAX_REMEMBERED_HOSTS:
             self._accepted.add(host)
         return None
@@ -148,9 +169,9 @@ class Guard:
     async def _read(self, request: Request, upload: bool) -> bytes:
         declared = header(request, b"content-length")
         if declared is not None and not (declared.isascii() and declared.isdigit()):
-            raise errors.bad_request(errors.BAD_CONTENT_LENGTH)
+            raise BadRequest(BAD_CONTENT_LENGTH)
         max_bytes = self.import_max_bytes if upload else self.max_bytes
-        too_large = bulk_errors.import_too_large if upload else errors.too_large
+        too_large = ImportTooLarge if upload else BodyTooLarge
         if declared is not None and int(declared) > max_bytes:
             raise too_large(max_bytes)
         loop = asyncio.get_running_loop()
@@ -169,16 +190,16 @@ class Guard:
             while True:
                 deadline = min(start + self.body_timeout + size / MIN_BODY_RATE, last)
                 if loop.time() > deadline:  # it trickled past the deadline between two checks
-                    raise errors.body_too_slow()
+                    raise TooSlow()
                 self._deadlines.watch(task, deadline)
                 try:
                     message = await request.receive()
                 except asyncio.CancelledError:
                     if self._deadlines.expired(task):
-                        raise errors.body_too_slow() from None
+                        raise TooSlow() from None
                     raise
                 if message["type"] == "http.disconnect":
-                    raise errors.bad_request(errors.BODY_CUT_SHORT)
+                    raise BadRequest(BODY_CUT_SHORT)
                 chunk = message.get("body", b"")
                 size += len(chunk)
                 if size > max_bytes:
@@ -234,7 +255,7 @@ class _Deadlines:
 def _overridden(value: str) -> str:
     method = value.upper()
     if method not in OVERRIDABLE:
-        raise errors.bad_request(errors.BAD_METHOD_OVERRIDE, value)
+        raise BadRequest(BAD_METHOD_OVERRIDE.format(value))
     return method
 
 

@@ -3,7 +3,7 @@
 The id is the `X-Request-ID` the balancer sent, when it is one plain token (letters, digits,
 `_.:-`, at most 128): HAProxy's (deploy/haproxy.cfg), a UUID. Anything else, or two of them,
 is replaced by an id made here, so what a client writes there never reaches a log line or a
-header as it wrote it. The id goes back in the answer's `X-Request-ID`, and http/errors.py puts it
+header as it wrote it. The id goes back in the answer's `X-Request-ID`, and http/problems.py puts it
 on every error page, problem and error log line (`request_id()`).
 
 One line per request on stderr (runtime/logs.py), written once the answer is sent
@@ -22,9 +22,9 @@ HAProxy log it, and that work is stopped: nobody is waiting for it.
 
 It also answers every exception that reaches it before an answer began: those `handlers`
 know (an HTTPException's 404 or 405, a database that is unavailable) by their handler, as
-Starlette's ExceptionMiddleware does, and any other with `last_resort` (http/errors.py's 500 page),
-then raised on for the server, as Starlette's ServerErrorMiddleware does. http/app.py puts it in
-the place of both, so a 500 is logged, and carries its id, like any other answer, and a request
+Starlette's ExceptionMiddleware does, and any other with `last_resort` (http/problems.py's 500
+page), then raised on for the server, as Starlette's ServerErrorMiddleware does. http/app.py puts it
+in the place of both, so a 500 is logged, and carries its id, like any other answer, and a request
 goes through two layers fewer: each cost about as much as the access-log line
 (docs/operations.md).
 """
@@ -42,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from catalogo.domain.errors import CatalogoError
 from catalogo.runtime import logs
 
 T = TypeVar("T")
@@ -57,7 +58,7 @@ LastResort = Callable[[Request, Exception], Awaitable[Response]]
 Handlers = Mapping[type[Exception], LastResort]
 
 
-class ClientGone(Exception):
+class ClientGone(CatalogoError):
     """The client closed its connection before the answer: no answer is sent (499)."""
 
 

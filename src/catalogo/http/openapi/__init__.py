@@ -26,6 +26,7 @@ import orjson
 from starlette.routing import BaseRoute, Mount, Route
 
 from catalogo.domain import contas
+from catalogo.domain.errors import CatalogoError
 from catalogo.http import access
 from catalogo.http.access import Need
 from catalogo.http.identity import Mode
@@ -54,7 +55,7 @@ _CONVERTER = re.compile(r":\w+}")  # `{id:produto_id}` is `{id}` in the descript
 _OPERATIONS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
-class Drift(Exception):
+class Drift(CatalogoError):
     """The description and the app's routes disagree: a bug, found when the app is made."""
 
 

@@ -12,12 +12,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from catalogo.domain.busca import END, Ordem, Position
+from catalogo.domain.errors import ListingError
 from catalogo.domain.precos import format_preco, preco_for_input
 from catalogo.domain.produtos import Produto
 from catalogo.http.identity import Visitor, visitor
-from catalogo.http.listing import LIST_PATH, Listing, ListingError
+from catalogo.http.listing import LIST_PATH, Listing
+from catalogo.http.negotiation import VARY
 from catalogo.http.pages import notices, templating
-from catalogo.http.resources import VARY, shared_of
+from catalogo.http.resources import shared_of
 from catalogo.storage.paging import COUNT_CAP, Cursor, Page
 
 

@@ -20,8 +20,9 @@ from starlette.responses import Response
 from catalogo.domain import lotes
 from catalogo.domain.produtos import CAMPOS, ROTULOS, Produto, parse_id
 from catalogo.http.listing import Listing
+from catalogo.http.negotiation import VARY
 from catalogo.http.pages import templating
-from catalogo.http.resources import VARY, Prepared, raw, shared_of, write_cookie
+from catalogo.http.resources import Prepared, raw, shared_of, write_cookie
 from catalogo.services.produtos import Merged
 
 COOKIE = "aviso"

@@ -14,8 +14,8 @@ from catalogo.domain.precos import preco_for_input
 from catalogo.domain.produtos import CAMPOS, Produto, every_value, format_field, format_moment
 from catalogo.http.identity import Visitor, visitor
 from catalogo.http.listing import Listing
+from catalogo.http.negotiation import VARY
 from catalogo.http.pages import notices, templating
-from catalogo.http.resources import VARY
 from catalogo.services.produtos import MergeConflict
 
 EMPTY_FORM = dict.fromkeys(CAMPOS, "")  # the new form, and the fields a body left out

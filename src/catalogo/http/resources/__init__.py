@@ -25,26 +25,30 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from catalogo.domain.contas import Passwords
+from catalogo.domain.errors import BadRequest, NotAcceptable
 
 # By name: `history` here would be the package's own http/resources/historico.py once imported.
 from catalogo.domain.historico import Autoria, authorship
 from catalogo.domain.keyring import Keyring
 from catalogo.domain.produtos import JSON_OPTIONS, Produto, every_value, representation
-from catalogo.http import conditional, errors, problems
+from catalogo.http import conditional, problems
 from catalogo.http.access import Access, Need
 from catalogo.http.identity import personal, principal
 from catalogo.http.listing import Paging
 from catalogo.http.middleware.outermost import request_id
-from catalogo.http.negotiation import HTML, JSON, preferred
+from catalogo.http.negotiation import HTML, JSON, VARY, preferred
 from catalogo.http.pages import templating
 from catalogo.runtime.settings import Settings
+from catalogo.services import idempotency
 from catalogo.storage import Storage
 from catalogo.storage.paging import Page
+
+BAD_PAGE = "pagina deve ser um número de 1 em diante (recebido «{}»)."
+
 
 if TYPE_CHECKING:  # openapi reads the resources: importing it here would go round in a circle
     from catalogo.http.openapi import Description
 
-VARY = errors.VARY
 # The methods a Resource may define, in the order `Allow` lists them (Starlette's order).
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
@@ -126,7 +130,7 @@ def negotiate(request: Request, offered: Sequence[str] = (HTML, JSON)) -> str:
     """The representation to send, or 406 when the client's Accept rules out every one."""
     media = preferred(request, offered)
     if media is None:
-        raise errors.not_acceptable(offered)
+        raise NotAcceptable(offered)
     return media
 
 
@@ -134,7 +138,7 @@ def page_number(request: Request) -> int:
     """`pagina`, a page of a report or a batch counted from 1 (400 for anything else)."""
     text = request.query_params.get("pagina", "1")
     if not (text.isascii() and text.isdigit() and 1 <= len(text) <= 6 and int(text) >= 1):
-        raise errors.bad_request(errors.BAD_PAGE, text[:20])
+        raise BadRequest(BAD_PAGE.format(text[:20]))
     return int(text)
 
 
@@ -260,3 +264,8 @@ def write_cookie(
     secure = "; Secure" if https else ""
     cookie = f"{name}={value}; HttpOnly; Max-Age={max_age}; Path={path}; SameSite={same_site}"
     response.raw_headers.append((b"set-cookie", (cookie + secure).encode("latin-1")))
+
+
+def idempotency_key(request: Request) -> str | None:
+    """The request's Idempotency-Key, its sender's own (services/idempotency.py)."""
+    return idempotency.key_of(request.headers.getlist(idempotency.HEADER), principal(request))

@@ -15,14 +15,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain import contas
-from catalogo.domain.contas import Busy, ContaInvalida, Principal, Throttled, UserChange
-from catalogo.http import errors
+from catalogo.domain.contas import ContaInvalida, Principal, UserChange
+from catalogo.domain.errors import (
+    BadRequest,
+    NotForOneself,
+    NotFound,
+    SessionNeeded,
+    UnknownUser,
+    UserExists,
+)
 from catalogo.http.access import Need, local_path, resume, session_cookie, sign_in_page, why_sign_in
 from catalogo.http.bodies import read_form
 from catalogo.http.identity import principal, visitor
-from catalogo.http.negotiation import HTML
+from catalogo.http.negotiation import HTML, VARY
 from catalogo.http.pages import notices, templating
-from catalogo.http.resources import VARY, Resource, Shared, negotiate, shared_of, write_cookie
+from catalogo.http.resources import Resource, Shared, negotiate, shared_of, write_cookie
 from catalogo.services.contas import (
     change_password,
     check_password,
@@ -30,7 +37,6 @@ from catalogo.services.contas import (
     issue_token,
     open_session,
 )
-from catalogo.storage import UnknownUser, UserExists
 
 WRONG = "Nome ou senha incorretos."
 MISSING = "Informe o nome de usuário e a senha."
@@ -105,13 +111,9 @@ class SairResource(Resource):
 async def _checked(
     shared: Shared, nome: str, senha: str, address: str, now: float
 ) -> contas.Usuario | None:
-    """services.contas.check_password, its refusals as answers: 429, or 503 for a crowd."""
-    try:
-        return await check_password(shared.storage, shared.passwords, nome, senha, address, now)
-    except Throttled as wait:
-        raise errors.too_many_sign_ins(wait.seconds) from None
-    except Busy:
-        raise errors.sign_ins_busy() from None
+    """services.contas.check_password; its refusals (Throttled: 429, Busy: 503) are answered
+    as they are."""
+    return await check_password(shared.storage, shared.passwords, nome, senha, address, now)
 
 
 JUST_MADE_COOKIE = "token_novo"
@@ -174,8 +176,6 @@ class SenhaResource(Resource):
             )
         except ContaInvalida as refused:
             return await _account_page(request, str(refused), 422)
-        except Busy:
-            raise errors.sign_ins_busy() from None
         return notices.back_to_account_page(request, "/conta", "senha")
 
 
@@ -202,7 +202,7 @@ class SessaoResource(Resource):
         who = _browser_user(request)
         id = request.path_params["id"]
         if not await shared_of(request).storage.end_sessions(who.usuario_id, only=id):
-            raise errors.not_found("Você não tem uma sessão aberta com este número.")
+            raise NotFound("Você não tem uma sessão aberta com este número.")
         return notices.back_to_account_page(request, "/conta", "sessao")
 
 
@@ -233,8 +233,6 @@ class UsuariosResource(Resource):
             return await _users_page(request, str(refused), form, 422)
         except UserExists as taken:
             return await _users_page(request, f"Já existe o usuário «{taken}».", form, 422)
-        except Busy:
-            raise errors.sign_ins_busy() from None
         return notices.back_to_account_page(request, "/usuarios", "criado")
 
 
@@ -250,22 +248,22 @@ class UsuarioResource(Resource):
         try:
             nome = contas.parse_nome(request.path_params["nome"])
         except ContaInvalida:
-            raise errors.not_found("Não há usuário com este nome.") from None
+            raise NotFound("Não há usuário com este nome.") from None
         if nome == who.nome:
-            raise errors.forbidden_for_self()
+            raise NotForOneself()
         form = await read_form(request, ("papel", "ativo"))
         try:
             papel = contas.parse_papel(form.get("papel", ""))
         except ContaInvalida as refused:
-            raise errors.bad_request(str(refused)) from None
+            raise BadRequest(str(refused)) from None
         if form.get("ativo") not in ("sim", "nao"):
-            raise errors.bad_request("«ativo» deve ser sim ou nao.")
+            raise BadRequest("«ativo» deve ser sim ou nao.")
         try:
             await shared_of(request).storage.update_user(
                 nome, UserChange(papel=papel, ativo=form["ativo"] == "sim")
             )
         except UnknownUser:
-            raise errors.not_found(f"Não há usuário «{nome:.64}».") from None
+            raise NotFound(f"Não há usuário «{nome:.64}».") from None
         return notices.back_to_account_page(request, "/usuarios", "alterado")
 
 
@@ -321,7 +319,7 @@ class TokenResource(Resource):
         _browser_user(request)  # tokens, admin ones too, never manage accounts
         id = request.path_params["id"]
         if await shared_of(request).storage.revoke_token(id, time.time()) is None:
-            raise errors.not_found(f"Não há token com o número {id}.")
+            raise NotFound(f"Não há token com o número {id}.")
         return notices.back_to_account_page(request, "/tokens", "revogado")
 
 
@@ -330,7 +328,7 @@ def _browser_user(request: Request) -> Principal:
     programs (a leaked token must not change its user's password)."""
     who = principal(request)
     if who is None or who.session_id is None:
-        raise errors.session_needed()
+        raise SessionNeeded()
     return who
 
 

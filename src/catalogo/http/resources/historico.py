@@ -10,17 +10,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain import historico
+from catalogo.domain.errors import BadRequest, NotFound, NothingToRestore, ProductNotFound
 from catalogo.domain.produtos import as_datetime, parse_id, representation
-from catalogo.http import errors
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, read_form, read_json
 from catalogo.http.identity import visitor
 from catalogo.http.listing import RETURN_PARAMETER, Listing, Paging
-from catalogo.http.negotiation import HTML, JSON, body_is_json
+from catalogo.http.negotiation import HTML, JSON, VARY, body_is_json
 from catalogo.http.pages.historico_pages import history_page, trash_page
 from catalogo.http.pages.notices import to_the_list
 from catalogo.http.resources import (
-    VARY,
     Resource,
     autoria_of,
     conflict,
@@ -32,8 +31,16 @@ from catalogo.http.resources import (
     page_links,
     shared_of,
 )
-from catalogo.storage import NotFound, NotRemoved
+from catalogo.storage import NotRemoved
 from catalogo.storage.paging import Cursor
+
+BAD_VERSION_CURSOR = "O parâmetro «{}» deve ser o número de uma versão do produto."
+BAD_FEED_AFTER = (
+    "depois deve ser o número de um evento (0 para começar do primeiro), como no link next."
+)
+BAD_FEED_LIMIT = "limite deve ser um número de 1 a {}."
+NOT_REMOVED = "O produto não está removido: não há o que restaurar."
+
 
 TRASH_PATH = "/produtos/removidos"
 TRASH_PARAMETER = "removidos"  # a restore form's way back to the trash page it came from
@@ -58,8 +65,8 @@ class HistoricoResource(Resource):
         produto = await storage.get(id)
         removal = None if produto is not None else await storage.removed(id)
         if produto is None and removal is None:
-            raise errors.product_not_found(id)
-        versions = Paging.parse(request.query_params, errors.BAD_VERSION_CURSOR)
+            raise ProductNotFound(id)
+        versions = Paging.parse(request.query_params, BAD_VERSION_CURSOR)
         cursor = Cursor(shared_of(request).settings.page_size, versions.after, versions.before)
         page = await storage.history(id, cursor)
         links = page_links(f"/produtos/{id}/historico", page)
@@ -124,11 +131,11 @@ class RestauracaoResource(Resource):
         try:
             restored = await shared_of(request).storage.restore(id, autoria_of(request, media))
         except NotFound:
-            raise errors.product_not_found(id) from None
+            raise ProductNotFound(id) from None
         except NotRemoved as failure:
             if media == JSON:
-                return conflict(request, errors.NOT_REMOVED, failure.current)
-            raise errors.not_removed(failure.current.nome) from None
+                return conflict(request, NOT_REMOVED, failure.current)
+            raise NothingToRestore(failure.current.nome) from None
         if media == HTML:
             return to_the_list(request, "restaurado", restored, listing, back=trash)
         return json_response(
@@ -148,10 +155,10 @@ class EventosResource(Resource):
         after = request.query_params.get("depois", "0")
         after_id = 0 if after == "0" else parse_id(after)
         if after_id is None:
-            raise errors.bad_request(errors.BAD_FEED_AFTER)
+            raise BadRequest(BAD_FEED_AFTER)
         limit = parse_id(request.query_params.get("limite", str(FEED_LIMIT)))
         if limit is None or limit > FEED_LIMIT_MAX:
-            raise errors.bad_request(errors.BAD_FEED_LIMIT.format(FEED_LIMIT_MAX))
+            raise BadRequest(BAD_FEED_LIMIT.format(FEED_LIMIT_MAX))
         eventos = await shared_of(request).storage.events(after_id, limit)
         last = eventos[-1].id if eventos else after_id
         links = {"next": f"{FEED_PATH}?{urllib.parse.urlencode({'depois': last, 'limite': limit})}"}

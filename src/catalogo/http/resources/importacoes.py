@@ -9,16 +9,24 @@ import os
 import time
 from typing import Any
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain import planilhas
+from catalogo.domain.errors import (
+    BadRequest,
+    ChangedSince,
+    Conflict,
+    Gone,
+    ImportExpired,
+    ImportNotApplied,
+    ImportNotFound,
+    ImportRefused,
+    ImportUndone,
+)
 from catalogo.domain.planilhas import CSV, MEDIA_TYPES, CsvRows, Workbook
-from catalogo.http import bulk_errors
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, read_form, read_json, read_upload
-from catalogo.http.identity import principal
 from catalogo.http.middleware.outermost import unless_gone
 from catalogo.http.negotiation import HTML, JSON, body_is_json
 from catalogo.http.pages.importacao_pages import (
@@ -29,18 +37,19 @@ from catalogo.http.pages.importacao_pages import (
     representation,
 )
 from catalogo.http.pages.notices import after_import, after_undo
-from catalogo.http.problems import problem_for
+from catalogo.http.problems import problem_for, status_of
 from catalogo.http.resources import (
     Resource,
     autoria_of,
+    idempotency_key,
     json_response,
     link_header,
     negotiate,
     page_number,
     shared_of,
 )
-from catalogo.services import idempotency, importacoes
-from catalogo.storage import BatchMoved, Importacao, ImportClosed, Storage
+from catalogo.services import importacoes
+from catalogo.storage import Importacao, ImportClosed, Storage
 
 _EDITOR = {"GET": Need.WRITE, "POST": Need.WRITE}
 _NO_FILE = "Escolha o arquivo da planilha (CSV ou Excel)."
@@ -70,9 +79,7 @@ class ImportacoesResource(Resource):
         try:
             codificacao = _encoding(asked)
             if not upload.data:
-                raise planilhas.ImportRefused(
-                    _NO_FILE if upload.data is None else "O arquivo está vazio."
-                )
+                raise ImportRefused(_NO_FILE if upload.data is None else "O arquivo está vazio.")
             staged, _ = await unless_gone(
                 request,
                 importacoes.stage(
@@ -84,11 +91,11 @@ class ImportacoesResource(Resource):
                     time.time(),
                 ),
             )
-        except planilhas.ImportRefused as refused:
+        except ImportRefused as refused:
             if media == JSON:
-                raise bulk_errors.import_refused(str(refused), refused.status) from None
+                raise
             recent = await storage.importacoes(importacoes.RECENT)
-            return imports_page(request, recent, str(refused), asked, refused.status)
+            return imports_page(request, recent, refused.message, asked, status_of(refused))
         location = {"Location": path_of(staged)}
         if media == HTML:
             return Response(status_code=303, headers=location)
@@ -102,9 +109,7 @@ def _encoding(asked: str) -> planilhas.Codificacao:
         return "utf-8"
     if asked.lower() in ("windows-1252", "cp1252"):
         return "windows-1252"
-    raise planilhas.ImportRefused(
-        f"codificacao deve ser utf-8 ou windows-1252 (recebido «{asked:.40}»)."
-    )
+    raise ImportRefused(f"codificacao deve ser utf-8 ou windows-1252 (recebido «{asked:.40}»).")
 
 
 class ModeloResource(Resource):
@@ -121,7 +126,7 @@ class ModeloResource(Resource):
             headers = {"Content-Disposition": disposition.format("csv"), **NO_STORE}
             return Response(body, headers=headers, media_type=f"{CSV}; charset=utf-8")
         if formato != "xlsx":
-            raise HTTPException(400, f"formato deve ser csv ou xlsx (recebido «{formato:.50}»).")
+            raise BadRequest(f"formato deve ser csv ou xlsx (recebido «{formato:.50}»).")
         headers = {"Content-Disposition": disposition.format("xlsx"), **NO_STORE}
         return Response(_empty_workbook(), headers=headers, media_type=MEDIA_TYPES["xlsx"])
 
@@ -160,7 +165,7 @@ def _pages(body: dict[str, Any]) -> dict[str, str]:
 async def _found(storage: Storage, request: Request) -> Importacao:
     importacao = await storage.importacao(request.path_params["id"])
     if importacao is None:
-        raise bulk_errors.import_not_found()
+        raise ImportNotFound()
     return importacao
 
 
@@ -173,29 +178,21 @@ class ConfirmacaoResource(Resource):
         media = negotiate(request)
         storage = shared_of(request).storage
         await _nothing_read(request)
-        key = idempotency.key_of(request, principal(request))
+        key = idempotency_key(request)
         importacao = await _found(storage, request)
         autoria = autoria_of(request, media)
         try:
             applied, now = await importacoes.confirm(
                 storage, importacao.id, autoria, key, time.time()
             )
-        except importacoes.HasErrors:
-            raise bulk_errors.import_has_errors() from None
-        except importacoes.Unchanging:
-            raise bulk_errors.import_unchanging() from None
         except ImportClosed as closed:
             raise _closed(closed.importacao) from None
-        except importacoes.Moved as moved:
+        except importacoes.ImportMoved as moved:
             page = await importacoes.report_page(storage, moved.importacao, 1)
             if media == JSON:
                 body = representation(moved.importacao, time.time(), page)
-                return problem_for(
-                    request, 409, bulk_errors.IMPORT_MOVED, NO_STORE, importacao=body
-                )
-            return await import_page(
-                request, storage, moved.importacao, page, bulk_errors.IMPORT_MOVED, 409
-            )
+                return problem_for(request, 409, moved.message, NO_STORE, importacao=body)
+            return await import_page(request, storage, moved.importacao, page, moved.message, 409)
         if media == HTML:
             resumo = applied.resumo
             return after_import(request, applied.id, resumo["novos"], resumo["alterados"])
@@ -213,12 +210,12 @@ async def _nothing_read(request: Request) -> None:
             await read_form(request, ())
 
 
-def _closed(importacao: Importacao, undoing: bool = False) -> HTTPException:
+def _closed(importacao: Importacao, undoing: bool = False) -> Conflict | Gone:
     if importacoes.expired(importacao, time.time()):
-        return bulk_errors.import_expired()
+        return ImportExpired()
     if importacao.estado == "desfeita":
-        return bulk_errors.import_undone(undoing)
-    return bulk_errors.import_not_applied()
+        return ImportUndone(undoing)
+    return ImportNotApplied()
 
 
 class ReversaoResource(Resource):
@@ -235,8 +232,8 @@ class ReversaoResource(Resource):
             undone, count = await importacoes.undo(storage, importacao.id, autoria, time.time())
         except ImportClosed as closed:
             raise _closed(closed.importacao, undoing=True) from None
-        except BatchMoved as moved:
-            said = bulk_errors.moved_since(moved.ids)
+        except ChangedSince as moved:
+            said = moved.message
             if media == JSON:
                 return problem_for(request, 409, said, NO_STORE, produtos=moved.ids)
             page = await importacoes.report_page(storage, importacao, 1)

@@ -12,13 +12,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain import historico
+from catalogo.domain.errors import (
+    BatchNotFound,
+    BatchRefused,
+    ChangedSince,
+    Conflict,
+    ListingError,
+    NotFound,
+)
 from catalogo.domain.lotes import LoteInvalido, Pedido, parse_pedido, parse_selection, selection
 from catalogo.domain.produtos import parse_id
-from catalogo.http import bulk_errors
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, form_pairs, read_form, read_json
 from catalogo.http.identity import principal, visitor
-from catalogo.http.listing import RETURN_PARAMETER, Listing, ListingError
+from catalogo.http.listing import RETURN_PARAMETER, Listing
 from catalogo.http.negotiation import HTML, JSON, body_is_json
 from catalogo.http.pages import templating
 from catalogo.http.pages.historico_pages import event_lines
@@ -28,13 +35,13 @@ from catalogo.http.problems import problem_for
 from catalogo.http.resources import (
     Resource,
     autoria_of,
+    idempotency_key,
     json_response,
     negotiate,
     page_number,
     shared_of,
 )
-from catalogo.services import idempotency, lotes
-from catalogo.storage import BatchMoved, NotFound
+from catalogo.services import lotes
 
 BATCHES_PATH = "/produtos/lote"
 PAGE = 100  # a batch's products on one page of it
@@ -55,7 +62,7 @@ class LoteResource(Resource):
         asked = await _asked(request)
         listing = Listing.returning_to(asked)
         most = shared.settings.batch_max
-        key = idempotency.key_of(request, principal(request))
+        key = idempotency_key(request)
         who = principal(request)
         asker = key or (who.scope if who is not None else "")
         try:
@@ -88,8 +95,8 @@ class LoteResource(Resource):
             if media == HTML:  # the list's search again, with what was wrong
                 sent = typed(ImmutableMultiDict(urllib.parse.parse_qsl(listing.search)))
                 return list_page(request, None, sent, ListingError(str(invalid)), None, 422)
-            raise bulk_errors.batch_refused(str(invalid)) from None
-        except lotes.Moved as moved:
+            raise BatchRefused(str(invalid)) from None
+        except lotes.BatchMoved as moved:
             return await _moved(request, media, pedido, asked, asker, moved.ids, listing)
         planned = await asyncio.to_thread(lotes.plan, pedido, produtos, asker)
         if media == JSON:
@@ -108,7 +115,7 @@ async def _asked(request: Request) -> dict[str, Any]:
         ids, versoes = _ids_of_json(body.get("ids"))
         asked["ids"], asked["versoes"] = ids, versoes
         if "confirmar" in asked and body.get("confirmar") is not True:
-            raise bulk_errors.batch_refused("confirmar deve ser true.")
+            raise BatchRefused("confirmar deve ser true.")
         return asked
     form = await read_form(request, _FIELDS)
     asked = dict(form)
@@ -117,7 +124,7 @@ async def _asked(request: Request) -> dict[str, Any]:
         if name == "id":
             id = parse_id(value)
             if id is None:
-                raise bulk_errors.batch_refused(f"«{value:.20}» não é o número de um produto.")
+                raise BatchRefused(f"«{value:.20}» não é o número de um produto.")
             ids.append(id)
     asked["ids"] = ids
     return asked
@@ -127,9 +134,7 @@ def _ids_of_json(value: Any) -> tuple[list[int], dict[int, int]]:
     if value is None:
         return [], {}
     if not isinstance(value, list):
-        raise bulk_errors.batch_refused(
-            'ids deve ser uma lista: [12, 15] ou [{"id": 12, "versao": 3}].'
-        )
+        raise BatchRefused('ids deve ser uma lista: [12, 15] ou [{"id": 12, "versao": 3}].')
     ids: list[int] = []
     versoes: dict[int, int] = {}
     for item in value:
@@ -137,10 +142,10 @@ def _ids_of_json(value: Any) -> tuple[list[int], dict[int, int]]:
             (item.get("id"), item.get("versao")) if isinstance(item, dict) else (item, None)
         )
         if type(id) is not int or parse_id(str(id)) is None:
-            raise bulk_errors.batch_refused(f"ids: {item!s:.40} não é o número de um produto.")
+            raise BatchRefused(f"ids: {item!s:.40} não é o número de um produto.")
         if versao is not None:
             if type(versao) is not int or parse_id(str(versao)) is None:
-                raise bulk_errors.batch_refused(f"ids: a versão de {id} deve ser um número.")
+                raise BatchRefused(f"ids: a versão de {id} deve ser um número.")
             versoes[id] = versao
         ids.append(id)
     return ids, versoes
@@ -184,7 +189,7 @@ async def _moved(
 ) -> Response:
     """409: nothing written, and the confirmation made again, of the same search or of the
     same products (those that are left)."""
-    said = bulk_errors.batch_moved(ids)
+    said = lotes.BatchMoved(ids).message
     shared = shared_of(request)
     most = shared.settings.batch_max
     if asked.get("selecao") and not asked.get("busca"):
@@ -192,7 +197,7 @@ async def _moved(
     try:
         produtos = await lotes.selected(shared.storage, asked.get("ids"), asked.get("busca"), most)
     except LoteInvalido as gone:
-        raise bulk_errors.batch_refused(f"{said} {gone}") from None
+        raise BatchRefused(f"{said} {gone}") from None
     fresh = await asyncio.to_thread(lotes.plan, pedido, produtos, asker)
     if media == JSON:
         return problem_for(
@@ -240,7 +245,7 @@ class LoteItemResource(Resource):
         lote = request.path_params["id"]
         pagina = page_number(request)
         if not await lotes.applied(storage, lote):
-            raise bulk_errors.batch_not_found()
+            raise BatchNotFound()
         events = await storage.batch_events(lote, (pagina - 1) * PAGE, PAGE + 1)
         undone = await lotes.applied(storage, f"{lote}:desfeita")
         more = len(events) > PAGE
@@ -285,15 +290,13 @@ class LoteReversaoResource(Resource):
                 listing = Listing.returning_to(await read_form(request, (RETURN_PARAMETER,)))
         try:
             count = await lotes.undo(storage, lote, autoria_of(request, media))
-        except lotes.Undone:
-            raise bulk_errors.batch_undone() from None
-        except BatchMoved as moved:
-            said = bulk_errors.moved_since(moved.ids, "do lote")
+        except ChangedSince as moved:
+            said = ChangedSince(moved.ids, "do lote").message
             if media == JSON:
                 return problem_for(request, 409, said, _NO_STORE, produtos=moved.ids)
-            raise bulk_errors.batch_conflict(said) from None
+            raise Conflict(said) from None
         except NotFound:
-            raise bulk_errors.batch_not_found() from None
+            raise BatchNotFound() from None
         if media == HTML:
             return after_batch_undone(request, listing, count)
         return json_response({"lote": lote, "desfeitos": count}, headers=_NO_STORE)

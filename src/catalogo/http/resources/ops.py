@@ -3,11 +3,11 @@
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo.http import errors
+from catalogo.domain.errors import SchemaNotCurrent
 from catalogo.http.access import Need
-from catalogo.http.negotiation import HTML, JSON
+from catalogo.http.negotiation import HTML, JSON, VARY
 from catalogo.http.pages import templating
-from catalogo.http.resources import VARY, Resource, json_response, negotiate, shared_of
+from catalogo.http.resources import Resource, json_response, negotiate, shared_of
 
 _NO_STORE = {"Cache-Control": "no-store"}
 _PUBLIC = {"GET": Need.PUBLIC, "HEAD": Need.PUBLIC, "OPTIONS": Need.PUBLIC}
@@ -38,7 +38,7 @@ class ReadyResource(Resource):
         shared = shared_of(request)
         found = await shared.storage.schema_version()  # unreachable: StorageUnavailable, 503
         if found != shared.schema_head:
-            raise errors.schema_not_current(found, shared.schema_head)
+            raise SchemaNotCurrent(found, shared.schema_head)
         return json_response({"status": "ready", "schema": found}, headers=_NO_STORE)
 
 

@@ -21,23 +21,35 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from catalogo.domain.errors import (
+    BadRequest,
+    CodigoTaken,
+    ListingError,
+    NotFound,
+    PreconditionFailed,
+    ProductNotFound,
+    ProductRemoved,
+    QueryTimeout,
+    TooManyRows,
+)
 from catalogo.domain.historico import Autoria
-from catalogo.domain.planilhas import CSV, XLSX, Format, TooManyRows
+from catalogo.domain.planilhas import CSV, XLSX, Format
 from catalogo.domain.produtos import (
     CAMPOS,
     ID_MAXIMO,
     JSON_OPTIONS,
     Produto,
+    format_moment,
     parse_id,
     representation,
     validate,
 )
-from catalogo.http import conditional, errors
+from catalogo.http import conditional
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, read_form, read_json
-from catalogo.http.identity import principal, visitor
-from catalogo.http.listing import RETURN_PARAMETER, Listing, ListingError, parse_formato
-from catalogo.http.negotiation import HTML, JSON, body_is_json, header
+from catalogo.http.identity import visitor
+from catalogo.http.listing import RETURN_PARAMETER, Listing, parse_formato
+from catalogo.http.negotiation import HTML, JSON, VARY, body_is_json, header
 from catalogo.http.pages.list_pages import Found, list_page, typed
 from catalogo.http.pages.notices import to_the_list
 from catalogo.http.pages.produto_pages import (
@@ -52,13 +64,13 @@ from catalogo.http.pages.produto_pages import (
 )
 from catalogo.http.problems import invalid_fields
 from catalogo.http.resources import (
-    VARY,
     Prepared,
     Resource,
     autoria_of,
     conflict,
     etag,
     fresh,
+    idempotency_key,
     json_response,
     link_header,
     negotiate,
@@ -69,8 +81,12 @@ from catalogo.http.resources import (
 from catalogo.http.resources.exportacoes import export_response
 from catalogo.services import idempotency
 from catalogo.services.produtos import MergeConflict, save_merged, since
-from catalogo.storage import CodigoTaken, NotFound, QueryTimeout, VersionConflict
+from catalogo.storage import VersionConflict
 from catalogo.storage.paging import COUNT_CAP, COUNT_EXACT, Cursor
+
+BAD_VERSION = "A versão (versao) deve ser um número inteiro positivo."
+EDIT_CONFLICT = "Outra pessoa salvou este produto depois da versão em que você se baseou."
+
 
 _LIST_MEDIA = (HTML, JSON, CSV, XLSX)
 # What a list asks as a file: `formato` (for people) first, else its Accept (for programs).
@@ -101,7 +117,7 @@ class ProdutosResource(Resource):
             export = _EXPORTS.get(parse_formato(request.query_params) or media)
         except ListingError as malformed:
             if media != HTML:
-                raise errors.bad_request("{}", malformed) from None
+                raise BadRequest(str(malformed)) from None
             return list_page(request, None, typed(request.query_params), malformed)
         if export is not None:
             try:
@@ -153,14 +169,18 @@ class ProdutosResource(Resource):
             return Prepared(201, raw(headers), body, JSON)
 
         storage = shared_of(request).storage
-        key = idempotency.key_of(request, principal(request))
+        key = idempotency_key(request)
         autoria = autoria_of(request, media)
         try:
             if key is None:
                 return answer(await storage.create(produto, autoria))
-            return await idempotency.create_once(storage, key, media, produto, autoria, answer)
+            created = await idempotency.create_once(storage, key, media, produto, autoria)
         except CodigoTaken as taken:
             return _refused_new(request, media, submitted, _taken(taken))
+        response = answer(created.produto)
+        if created.replayed:
+            response.headers["Idempotent-Replayed"] = "true"
+        return response
 
 
 class NovoProdutoResource(Resource):
@@ -241,9 +261,9 @@ def _unanswerable(request: Request, media: str, refused: QueryTimeout | TooManyR
     """422 for a list that can be read but not answered: past the time budget, or more rows
     than a spreadsheet holds. A person gets the search form again, with what they typed."""
     if isinstance(refused, QueryTimeout):
-        problem = ListingError(errors.query_timeout(refused.budget_ms), "q")
+        problem = ListingError(refused.message, "q")
     else:
-        problem = ListingError(errors.too_many_rows())
+        problem = ListingError(refused.message)
     if media != HTML:
         raise HTTPException(422, str(problem))
     return list_page(request, None, typed(request.query_params), problem, status_code=422)
@@ -270,7 +290,7 @@ async def _refused_edit(
 
 
 def _taken(taken: CodigoTaken) -> dict[str, str]:
-    return {"codigo": errors.codigo_taken(taken.codigo, taken.holder, taken.removed)}
+    return {"codigo": taken.message}
 
 
 def _counts_asked(request: Request) -> bool:
@@ -326,9 +346,9 @@ async def _failed_write(
     current = failure.current
     accepted = conditional.accepted_versions(request)
     if accepted is not None and current.versao not in accepted:
-        raise errors.precondition_failed()
+        raise PreconditionFailed()
     if media == JSON or not removal or submitted.based_on is None:
-        return conflict(request, errors.EDIT_CONFLICT, current)
+        return conflict(request, EDIT_CONFLICT, current)
     assert current.id is not None  # noqa: S101 - read from the database
     base, autores = await since(shared_of(request).storage, current.id, submitted.based_on)
     changes = changes_between(base, current)
@@ -366,7 +386,7 @@ def _version(value: Any) -> int | None:
         return value
     if isinstance(value, str) and (number := parse_id(value)) is not None:
         return number
-    raise errors.bad_request(errors.BAD_VERSION)
+    raise BadRequest(BAD_VERSION)
 
 
 async def _existing(request: Request) -> Produto:
@@ -379,8 +399,8 @@ async def _existing(request: Request) -> Produto:
 
 async def _not_found(request: Request, id: int) -> Exception:
     if header(request, b"if-match") is not None:  # RFC 9110 §13.1.1: nothing can match
-        return errors.precondition_failed()
+        return PreconditionFailed()
     removal = await shared_of(request).storage.removed(id)
     if removal is not None:
-        return errors.product_removed(id, removal)
-    return errors.product_not_found(id)
+        return ProductRemoved(id, format_moment(removal.removido_em), removal.quem)
+    return ProductNotFound(id)

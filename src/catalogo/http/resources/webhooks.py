@@ -13,24 +13,21 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from catalogo.domain.errors import BadRequest, NotFound
 from catalogo.domain.produtos import as_datetime
 from catalogo.domain.webhooks import EVENTOS, SubscriptionRefused, Webhook, parse_desde
-from catalogo.http import errors
 from catalogo.http.access import Need
 from catalogo.http.bodies import form_pairs, read_json
 from catalogo.http.identity import principal, visitor
-from catalogo.http.negotiation import HTML, JSON, body_is_json
+from catalogo.http.negotiation import HTML, JSON, VARY, body_is_json
 from catalogo.http.pages import notices, templating
 from catalogo.http.problems import problem_for
-from catalogo.http.resources import (
-    VARY,
-    Resource,
-    json_response,
-    negotiate,
-    shared_of,
-    write_cookie,
-)
+from catalogo.http.resources import Resource, json_response, negotiate, shared_of, write_cookie
 from catalogo.services.webhooks import subscribe
+
+BAD_SUBSCRIPTION = 'O corpo deve ser {{"url": "https://…", "eventos": ["criado", …]}}.'
+INVALID_SUBSCRIPTION = "O webhook não foi criado assim: `errors` diz o que há em cada campo."
+
 
 _ADMIN = {method: Need.ADMIN for method in ("GET", "HEAD", "POST", "DELETE", "OPTIONS")}
 _PRIVATE = {"Cache-Control": "no-store", **VARY}
@@ -84,7 +81,7 @@ class WebhooksResource(Resource):
             if not isinstance(url, str) or not (
                 isinstance(eventos, list) and all(isinstance(e, str) for e in eventos)
             ):
-                raise errors.bad_request(errors.BAD_SUBSCRIPTION)
+                raise BadRequest(BAD_SUBSCRIPTION)
         else:
             pairs = await form_pairs(request)
             url = next((value for name, value in pairs if name == "url"), "")
@@ -165,11 +162,11 @@ class ReenvioResource(Resource):
 
 
 def _invalid(request: Request, by_field: dict[str, str]) -> Response:
-    return problem_for(request, 422, errors.INVALID_SUBSCRIPTION, VARY, errors=by_field)
+    return problem_for(request, 422, INVALID_SUBSCRIPTION, VARY, errors=by_field)
 
 
 def _not_found(request: Request) -> Exception:
-    return errors.not_found(f"Não há webhook com o número {request.path_params['id']}.")
+    return NotFound(f"Não há webhook com o número {request.path_params['id']}.")
 
 
 def _just_made(response: Response, request: Request, value: str, lifetime: int) -> None:

@@ -7,6 +7,7 @@ storage/migrations/alembic_run.py's, imported by the processes that migrate.
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 
+from catalogo.domain.errors import Unavailable
 from catalogo.runtime.settings import Settings
 from catalogo.storage import Storage
 
@@ -16,7 +17,7 @@ from catalogo.storage import Storage
 HEAD = "0016"
 
 
-class SchemaOutdated(Exception):
+class SchemaOutdated(Unavailable):
     """The database's schema is not the one this code needs; the message says what to do."""
 
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import asyncpg
 
-from catalogo import storage
 from catalogo.domain.busca import Position, Query, keyer
+from catalogo.domain.errors import QueryTimeout
 from catalogo.domain.produtos import Produto
 from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
@@ -146,7 +146,7 @@ class PostgresSearch(PostgresPool):
             try:
                 found = await connection.fetch(sql, *params)
             except asyncpg.QueryCanceledError as error:
-                raise storage.QueryTimeout(self._query_timeout_ms) from error
+                raise QueryTimeout(self._query_timeout_ms) from error
             key = keyer(plan.query)
             return [
                 (produto_of(row), key(row[0], row[8], int(row[3] * 100), row[6])) for row in found

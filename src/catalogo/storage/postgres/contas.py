@@ -12,6 +12,7 @@ import asyncpg
 from catalogo import storage
 from catalogo.domain import contas
 from catalogo.domain.contas import Failures, Papel, Principal, Sessao, Token, Usuario
+from catalogo.domain.errors import StorageUnavailable, Throttled, UnknownUser, UserExists
 from catalogo.storage.postgres.pool import Connection, PostgresPool
 from catalogo.storage.sql import TOKEN_COLUMNS, TOKENS_FROM, USER_COLUMNS
 
@@ -83,7 +84,7 @@ class PostgresAccounts(PostgresPool):
         try:
             return _usuario(await self._write(create))
         except asyncpg.UniqueViolationError:
-            raise storage.UserExists(nome) from None
+            raise UserExists(nome) from None
 
     async def update_user(self, nome: str, change: contas.UserChange) -> Usuario:
         async def update(connection: "Connection") -> Any:
@@ -108,7 +109,7 @@ class PostgresAccounts(PostgresPool):
 
         row = await self._write(update)
         if row is None:
-            raise storage.UnknownUser(nome)
+            raise UnknownUser(nome)
         return _usuario(row)
 
     async def reserve_sign_in(self, nome: str, address: str, now: float) -> int:
@@ -124,7 +125,7 @@ class PostgresAccounts(PostgresPool):
             failures = Failures(row[0], row[1], row[2], row[3], row[4], row[5], row[6])
             wait = contas.throttled(failures, now)
             if wait is not None:
-                raise contas.Throttled(wait)
+                raise Throttled(wait)
             attempt: int = await connection.fetchval(
                 "WITH old AS (DELETE FROM login_attempts WHERE at < $4 "
                 "AND (NOT ok OR at < $5)) "
@@ -232,7 +233,7 @@ class PostgresAccounts(PostgresPool):
                     "UPDATE tokens SET last_used_at = $1 WHERE id = $2", now, token_id
                 )
 
-            with contextlib.suppress(storage.StorageUnavailable):  # a note, not the answer
+            with contextlib.suppress(StorageUnavailable):  # a note, not the answer
                 await self._run(touch)
         papel = contas.lesser(papel, token_papel)
         return Principal(usuario_id, nome, papel, token_id=token_id, token=rotulo)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from catalogo import storage
+from catalogo.domain.errors import NotFound
 from catalogo.domain.historico import Autoria, Evento
 from catalogo.domain.produtos import Produto
 from catalogo.storage import sql
@@ -115,5 +116,5 @@ async def _closed(connection: Connection, id: str) -> Importacao:
     """The import as it is, to say why a step refused it; NotFound if there is none."""
     row = await connection.fetchrow(_IMPORT, id)
     if row is None:
-        raise storage.NotFound()
+        raise NotFound()
     return sql.importacao_of(row)

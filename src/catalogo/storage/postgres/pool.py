@@ -35,7 +35,7 @@ from typing import Any, Literal, Self, TypeAlias, TypeVar
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
-from catalogo import storage
+from catalogo.domain.errors import StorageUnavailable
 
 CONNECT_TIMEOUT_S = 5
 ACQUIRE_TIMEOUT_S = 10  # a free connection of the pool, or a new one, within this
@@ -158,7 +158,7 @@ class PostgresPool:
                     and (step == "acquire" or (step == "work" and again(error)))
                 ):
                     continue
-                raise storage.StorageUnavailable(f"{type(error).__name__}: {error}") from error
+                raise StorageUnavailable(f"{type(error).__name__}: {error}") from error
 
     @asynccontextmanager
     async def _held(self) -> AsyncIterator[Connection]:
@@ -174,7 +174,7 @@ class PostgresPool:
         except Exception as error:
             if not (_ended(error) or isinstance(error, _UNAVAILABLE)):
                 raise
-            raise storage.StorageUnavailable(f"{type(error).__name__}: {error}") from error
+            raise StorageUnavailable(f"{type(error).__name__}: {error}") from error
 
     async def _write(self, work: Callable[[Connection], Awaitable[T]]) -> T:
         """A write: run again only if asyncpg refused to send it."""

@@ -22,6 +22,7 @@ import asyncpg
 from catalogo import storage
 from catalogo.domain import historico
 from catalogo.domain.busca import folded
+from catalogo.domain.errors import ChangedSince, CodigoTaken, KeyTaken, NotFound
 from catalogo.domain.historico import Autoria, Evento
 from catalogo.domain.produtos import Produto, keeping_codigo, same_fields
 from catalogo.storage.postgres.busca import PostgresSearch
@@ -127,7 +128,7 @@ class PostgresStorage(
                 f"SELECT {_COLUMNS}, removido_em FROM produtos WHERE id = $1 FOR UPDATE", id
             )
             if row is None:
-                raise storage.NotFound()
+                raise NotFound()
             current = produto_of(row)
             if row[8] is None:
                 raise storage.NotRemoved(current)
@@ -184,7 +185,7 @@ class PostgresStorage(
                 claimed_at,
             )
             if kept != "UPDATE 1":
-                raise storage.KeyTaken(key)  # leaving the transaction rolls the product back
+                raise KeyTaken(key)  # leaving the transaction rolls the product back
             return created
 
         return await self._change(create)
@@ -237,14 +238,14 @@ async def _revert(connection: Connection, lote: str, autoria: Autoria) -> int:
     async for events, current in _batch(connection, lote, lock=True):
         moved += [e.produto_id for e in events if not _as_left(e, current)]
     if moved:
-        raise storage.BatchMoved(sorted(moved))
+        raise ChangedSince(sorted(moved))
     undone = 0
     async for events, current in _batch(connection, lote):
         for evento in events:
             await _undo(connection, evento, current[evento.produto_id][0], autoria)
         undone += len(events)
     if not undone:
-        raise storage.NotFound()
+        raise NotFound()
     return undone
 
 
@@ -362,7 +363,7 @@ async def _check_codigo(
         return
     for holder, removed in await connection.fetch(numbered(CODIGO_HOLDER), key):
         if holder != id:
-            raise storage.CodigoTaken(str(produto.codigo), holder, removed)
+            raise CodigoTaken(str(produto.codigo), holder, removed)
 
 
 async def _unique_codigo(
@@ -395,7 +396,7 @@ async def _current(connection: Connection, id: int, versions: Collection[int] | 
         f"SELECT {_COLUMNS} FROM produtos WHERE id = $1 AND {_LIVE} FOR UPDATE", id
     )
     if row is None:
-        raise storage.NotFound()
+        raise NotFound()
     current = produto_of(row)
     if versions is not None and current.versao not in versions:
         raise storage.VersionConflict(current)

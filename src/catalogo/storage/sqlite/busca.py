@@ -42,8 +42,8 @@ import sqlite3
 from collections.abc import AsyncGenerator, Hashable
 from typing import TYPE_CHECKING, Any
 
-from catalogo import storage
 from catalogo.domain.busca import Position, Query, keyer, trigrams
+from catalogo.domain.errors import QueryTimeout
 from catalogo.domain.produtos import Produto
 from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
@@ -304,7 +304,7 @@ def _answer(reader: Reader, plan: _Plan, step: Step) -> Any:
     try:
         counted, statement = step.counting
         return _remembered(reader, counted, statement, step.up_to)
-    except storage.QueryTimeout:
+    except QueryTimeout:
         return None  # the page is what was asked for: it goes without its count
 
 

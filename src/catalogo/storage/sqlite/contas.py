@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from catalogo import storage
 from catalogo.domain import contas
 from catalogo.domain.contas import Failures, Papel, Principal, Sessao, Token, Usuario
+from catalogo.domain.errors import StorageUnavailable, Throttled, UnknownUser, UserExists
 from catalogo.storage.sql import TOKEN_COLUMNS, TOKENS_FROM, USER_COLUMNS
 from catalogo.storage.sqlite.changes import Changes
 
@@ -116,7 +117,7 @@ class SQLiteAccounts:
                     (nome, papel, password_hash, now),
                 ).fetchone()
             except sqlite3.IntegrityError:
-                raise storage.UserExists(nome) from None
+                raise UserExists(nome) from None
             return _usuario(row)
 
         return await self._submit(run)
@@ -130,7 +131,7 @@ class SQLiteAccounts:
                 (change.papel, change.ativo, change.password_hash, nome),
             ).fetchone()
             if row is None:
-                raise storage.UnknownUser(nome)
+                raise UnknownUser(nome)
             if change.ends_sessions:
                 connection.execute(
                     "DELETE FROM sessions WHERE usuario_id = ? AND id IS NOT ?",
@@ -151,7 +152,7 @@ class SQLiteAccounts:
             failures = Failures(row[0], row[1], row[2], bool(row[3]), row[4], row[5], row[6])
             wait = contas.throttled(failures, now)
             if wait is not None:
-                raise contas.Throttled(wait)
+                raise Throttled(wait)
             connection.execute(
                 "DELETE FROM login_attempts WHERE at < ? AND (NOT ok OR at < ?)",
                 (now - 86400, now - contas.KNOWN_ADDRESS_DAYS * 86400),
@@ -263,7 +264,7 @@ class SQLiteAccounts:
         papel = contas.lesser(papel, token_papel)
         principal = Principal(usuario_id, nome, papel, token_id=token_id, token=rotulo)
         if used is None or used < now - storage.TOKEN_USE_GRAIN_S:
-            with contextlib.suppress(storage.StorageUnavailable):  # it is a note, not the answer
+            with contextlib.suppress(StorageUnavailable):  # it is a note, not the answer
                 await self._submit(
                     lambda c: c.execute(
                         "UPDATE tokens SET last_used_at = ? WHERE id = ?", (now, token_id)

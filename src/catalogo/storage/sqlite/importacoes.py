@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from catalogo import storage
+from catalogo.domain.errors import NotFound
 from catalogo.domain.historico import Autoria, Evento
 from catalogo.domain.produtos import Produto
 from catalogo.storage import sql
@@ -109,5 +110,5 @@ def _closed(connection: sqlite3.Connection, id: str) -> Importacao:
     """The import as it is, to say why a step refused it; NotFound if there is none."""
     rows = connection.execute(sql.IMPORT, (id,)).fetchall()
     if not rows:
-        raise storage.NotFound()
+        raise NotFound()
     return sql.importacao_of(rows[0])

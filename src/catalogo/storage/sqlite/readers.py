@@ -30,7 +30,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from catalogo import storage
+from catalogo.domain.errors import QueryTimeout, StorageUnavailable
 from catalogo.storage import paging
 from catalogo.storage.sqlite.writer import connect, unavailable
 
@@ -73,7 +73,7 @@ class Reader:
             return self.connection.execute(sql, params).fetchall()
         except sqlite3.OperationalError as error:
             if error.sqlite_errorcode == sqlite3.SQLITE_INTERRUPT:
-                raise storage.QueryTimeout(round(self._budget_s * 1000)) from error
+                raise QueryTimeout(round(self._budget_s * 1000)) from error
             raise unavailable(error) from error
         except sqlite3.DatabaseError as error:  # locked, unreadable or damaged: not a bug of ours
             raise unavailable(error) from error
@@ -124,7 +124,7 @@ class Readers:
 
     def _in_thread(self, read: Callable[[Reader], T], queued: float | None) -> T:
         if queued is not None and time.monotonic() - queued > self._patience_s:
-            raise storage.StorageUnavailable(
+            raise StorageUnavailable(
                 f"every SQLite reader thread was busy for over {self._patience_s:g} s"
             )
         reader: Reader | None = getattr(self._own, "reader", None)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from catalogo import storage
 from catalogo.domain.busca import folded
+from catalogo.domain.errors import KeyTaken, NotFound
 from catalogo.domain.historico import Autoria
 from catalogo.domain.produtos import Produto
 from catalogo.storage.sql import EVENT_COLUMNS
@@ -195,7 +196,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports, 
                 f"SELECT {COLUMNS}, removido_em FROM produtos WHERE id = ?", (id,)
             ).fetchall()
             if not rows:
-                raise storage.NotFound()
+                raise NotFound()
             current = produto_of(rows[0][:-1])
             if rows[0][-1] is None:
                 raise storage.NotRemoved(current)
@@ -236,7 +237,7 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports, 
                 (created.id, key, claimed_at),
             )
             if kept.rowcount != 1:
-                raise storage.KeyTaken(key)  # the writer undoes the new product
+                raise KeyTaken(key)  # the writer undoes the new product
             return created
 
         return await self._writer.submit(run)

@@ -13,6 +13,7 @@ from typing import Any
 from catalogo import storage
 from catalogo.domain import historico
 from catalogo.domain.busca import folded
+from catalogo.domain.errors import ChangedSince, CodigoTaken, NotFound
 from catalogo.domain.historico import Autoria, Evento
 from catalogo.domain.produtos import Produto, keeping_codigo, same_fields, stored
 from catalogo.storage.sql import (
@@ -111,14 +112,14 @@ def revert(connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
     for events, current in _batch(connection, lote):
         moved += [e.produto_id for e in events if not _as_left(e, current)]
     if moved:
-        raise storage.BatchMoved(sorted(moved))
+        raise ChangedSince(sorted(moved))
     undone = 0
     for events, current in _batch(connection, lote):
         for evento in events:
             _undo(connection, evento, current[evento.produto_id][0], autoria)
         undone += len(events)
     if not undone:
-        raise storage.NotFound()
+        raise NotFound()
     return undone
 
 
@@ -172,7 +173,7 @@ def _check_codigo(
         return
     for holder, removed in connection.execute(CODIGO_HOLDER, (key,)).fetchall():
         if holder != id:
-            raise storage.CodigoTaken(str(produto.codigo), holder, bool(removed))
+            raise CodigoTaken(str(produto.codigo), holder, bool(removed))
 
 
 def _record(connection: sqlite3.Connection, event: tuple[Any, ...]) -> None:
@@ -205,7 +206,7 @@ def current(connection: sqlite3.Connection, id: int, versions: Collection[int] |
         f"SELECT {COLUMNS} FROM produtos WHERE id = ? AND {LIVE}", (id,)
     ).fetchall()
     if not rows:
-        raise storage.NotFound()
+        raise NotFound()
     current = produto_of(rows[0])
     if versions is not None and current.versao not in versions:
         raise storage.VersionConflict(current)

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from catalogo import storage
+from catalogo.domain.errors import StorageUnavailable
 
 T = TypeVar("T")
 MAX_BATCH = 256
@@ -67,11 +67,11 @@ def connect(path: str, lock_timeout_ms: int, check_same_thread: bool = True) -> 
     return connection
 
 
-def unavailable(error: Exception) -> storage.StorageUnavailable:
+def unavailable(error: Exception) -> StorageUnavailable:
     """The log says which of SQLite's errors it was (SQLITE_BUSY, SQLITE_FULL, ...): its
     message alone often does not ("vtable constructor failed")."""
     name = getattr(error, "sqlite_errorname", None)
-    return storage.StorageUnavailable(f"{error} ({name})" if name else str(error))
+    return StorageUnavailable(f"{error} ({name})" if name else str(error))
 
 
 Job = tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]
@@ -106,7 +106,7 @@ class Writer(threading.Thread):
 
     def submit(self, work: Callable[[sqlite3.Connection], T]) -> "asyncio.Future[T]":
         if not self.is_alive():
-            raise storage.StorageUnavailable("the SQLite writer thread has stopped")
+            raise StorageUnavailable("the SQLite writer thread has stopped")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         jobs = self._turn.setdefault(loop, [])
@@ -259,7 +259,7 @@ def _run(
 
 
 def _fail(jobs: list[Job]) -> None:
-    stopped = storage.StorageUnavailable("the SQLite writer thread has stopped")
+    stopped = StorageUnavailable("the SQLite writer thread has stopped")
     for _, future in jobs:
         with contextlib.suppress(RuntimeError):  # its event loop is gone
             future.get_loop().call_soon_threadsafe(_settle, [(future, False, stopped)])
