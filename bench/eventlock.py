@@ -7,7 +7,7 @@ pause, each of its reads taking the lock exclusively for an instant), under an e
 
 A fresh database of 1,000 products; in every round, for each variant, the store is opened and
 `--writers` tasks update random products for `--seconds` (the variants' order rotating by
-round). The variants replace postgres.py's WRITING_EVENT in this process only; without a lock
+round). The variants replace storage/postgres's WRITING_EVENT in this process only; without a lock
 the feed can skip events (tests/test_deploy.py shows it). Storage is driven in-process, so the
 figure is the database's cost, not HTTP's.
 """
@@ -26,7 +26,7 @@ from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto, samples
 from catalogo.runtime.settings import Settings
 from catalogo.storage import migrations, open_storage
-from catalogo.storage.postgres import historico, store
+from catalogo.storage.postgres import historico, store, transaction
 
 SERVER = "postgresql://postgres@127.0.0.1:5432"
 SHIPPED = historico.WRITING_EVENT
@@ -40,7 +40,8 @@ VARIANTS = {
 
 
 async def _round(url: str, writers: int, seconds: float, statement: str, reader: bool) -> float:
-    setattr(store, "WRITING_EVENT", statement)  # noqa: B010 - this process only
+    for module in (store, transaction):  # this process only
+        setattr(module, "WRITING_EVENT", statement)  # noqa: B010
     storage = await open_storage(Settings(database_url=url, database_pool_size=writers + 1))
     done = 0
     deadline = time.monotonic() + seconds
@@ -62,7 +63,8 @@ async def _round(url: str, writers: int, seconds: float, statement: str, reader:
         await asyncio.gather(*(write() for _ in range(writers)), *([read()] if reader else []))
     finally:
         await storage.close()
-        setattr(store, "WRITING_EVENT", SHIPPED)  # noqa: B010
+        for module in (store, transaction):
+            setattr(module, "WRITING_EVENT", SHIPPED)  # noqa: B010
     return done / seconds
 
 

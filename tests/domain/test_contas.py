@@ -6,8 +6,7 @@ import argon2
 import pytest
 
 from catalogo.domain import contas
-from catalogo.domain.contas import ContaInvalida, Failures, Passwords
-from catalogo.domain.errors import Busy
+from catalogo.domain.contas import Busy, ContaInvalida, Failures, Passwords
 
 
 @pytest.mark.parametrize(

@@ -12,14 +12,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from catalogo.domain.precos import PrecoInvalido, parse_preco
-from catalogo.domain.produtos import (
-    ATRIBUTOS_HTML,
-    Produto,
-    format_moment,
-    samples,
-    stored,
-    validate,
-)
+from catalogo.domain.produtos import ATRIBUTOS_HTML, Produto, samples, stored, validate
+from catalogo.domain.text import format_moment
 
 
 class TestFields:

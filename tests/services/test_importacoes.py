@@ -16,7 +16,7 @@ from catalogo.domain.contas import Passwords
 from catalogo.domain.errors import ChangedSince, CodigoTaken, ImportRefused
 from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto
-from catalogo.services import importacoes
+from catalogo.services import importacoes, previa
 from catalogo.services.produtos import csv_export
 from catalogo.storage import ImportClosed, Storage
 from catalogo.storage.paging import Cursor
@@ -34,14 +34,14 @@ def test_an_export_imported_back_changes_nothing_and_three_new_prices_are_three_
         for n in range(5):
             await storage.create(Produto(nome=f"Caneca {n}", preco=Decimal(10 + n)), CLI)
         exported = b"".join([piece async for piece in csv_export(storage, Query(), "csv")])
-        same = await importacoes.dry_run(storage, exported)
+        same = await previa.dry_run(storage, exported)
         assert (same.lines, same.inalterados) == ([], 5)
         table = list(csv.reader(io.StringIO(exported.decode("utf-8-sig")), delimiter=";"))
         for row in table[1:4]:
             row[4] = "99,90"  # the preco column
         edited = io.StringIO()
         csv.writer(edited, delimiter=";", lineterminator="\r\n").writerows(table)
-        report = await importacoes.dry_run(storage, edited.getvalue().encode())
+        report = await previa.dry_run(storage, edited.getvalue().encode())
         changed = report.of("alterado")
         assert [len(p["alteracoes"]) for p in changed] == [1, 1, 1]
         assert {p["alteracoes"][0]["depois"] for p in changed} == {"R$ 99,90"}
@@ -67,7 +67,7 @@ def test_a_bad_file_gets_one_precise_message_per_problem_and_keys_are_read_in_or
             ";;novo-2;Outra;4,00;",  # the same code again
             f"{prato.id};;Can-1;;;",  # a code another product holds
         )
-        report = await importacoes.dry_run(storage, data)
+        report = await previa.dry_run(storage, data)
         assert list(map(str, report.erros)) == [
             "linha 2, preço: «1.234» é ambíguo: se são milhares, escreva 1234,00; os centavos "
             "vão depois da vírgula, com no máximo duas casas.",
@@ -83,7 +83,7 @@ def test_a_bad_file_gets_one_precise_message_per_problem_and_keys_are_read_in_or
         ]
         assert report.ignoradas == ("cor",)
         assert (await storage.get(made.id or 0)) == made  # a dry run writes nothing
-        taken = await importacoes.dry_run(storage, csv_of("id;codigo", f"{prato.id};can-1"))
+        taken = await previa.dry_run(storage, csv_of("id;codigo", f"{prato.id};can-1"))
         assert list(map(str, taken.erros)) == [
             f"linha 2, código: O código «can-1» já é do produto {made.id}."
         ]
@@ -124,7 +124,7 @@ def test_an_import_confirmed_writes_what_its_dry_run_said_and_nothing_if_a_produ
             ("criado", "importacao", staged.id),
         ]
         assert len(await storage.batch_events(staged.id, 0, 10)) == 2
-        repeated = await importacoes.dry_run(storage, data)  # a row with no key is new again:
+        repeated = await previa.dry_run(storage, data)  # a row with no key is new again:
         assert repeated.inalterados == 1 and [p["nome"] for p in repeated.of("novo")] == ["Copo"]
 
     with_storage(database, test)
@@ -198,7 +198,7 @@ def test_no_file_makes_the_dry_run_fail_otherwise_than_by_refusing_it(
 
     async def test(storage: Storage, passwords: Passwords) -> None:
         try:
-            report = await importacoes.dry_run(storage, buffer.getvalue().encode())
+            report = await previa.dry_run(storage, buffer.getvalue().encode())
         except ImportRefused:
             return
         assert report.counts["novo"] + report.counts["alterado"] <= len(lines)
@@ -211,7 +211,7 @@ def test_a_code_no_product_may_have_is_refused_by_its_rules_not_sent_to_the_data
     database: str,
 ) -> None:
     async def test(storage: Storage, passwords: Passwords) -> None:
-        report = await importacoes.dry_run(storage, csv_of("codigo;nome;preco", "a\x00b;X;1"))
+        report = await previa.dry_run(storage, csv_of("codigo;nome;preco", "a\x00b;X;1"))
         assert list(map(str, report.erros)) == [
             "linha 2, código: Contém um caractere invisível não permitido (código U+0000)."
         ]
@@ -225,7 +225,7 @@ def test_a_code_a_removed_product_keeps_is_refused_in_the_dry_run_with_the_forms
     async def test(storage: Storage, passwords: Passwords) -> None:
         kept = await storage.create(Produto(nome="Caneca", preco=Decimal(10), codigo="C-1"), CLI)
         await storage.delete(kept.id or 0, None, CLI)
-        report = await importacoes.dry_run(storage, csv_of("codigo;nome;preco", "c-1;Copo;3,00"))
+        report = await previa.dry_run(storage, csv_of("codigo;nome;preco", "c-1;Copo;3,00"))
         assert [e.mensagem for e in report.erros] == [
             CodigoTaken("c-1", kept.id or 0, removed=True).message  # as the file writes it
         ]
@@ -239,7 +239,7 @@ def test_one_product_named_by_its_id_on_one_row_and_its_code_on_another_is_an_er
     async def test(storage: Storage, passwords: Passwords) -> None:
         made = await storage.create(Produto(nome="Caneca", preco=Decimal(10), codigo="X"), CLI)
         data = csv_of("id;codigo;nome", f"{made.id};Y;", ";X;Novo nome")
-        report = await importacoes.dry_run(storage, data)
+        report = await previa.dry_run(storage, data)
         assert [str(e) for e in report.erros] == [
             f"linha 3, código: Repetido: a linha 2 já altera o produto {made.id}."
         ]
@@ -258,7 +258,7 @@ def test_a_stray_cell_far_right_of_a_sheet_does_not_widen_its_header(database: s
     book.save(saved)
 
     async def test(storage: Storage, passwords: Passwords) -> None:
-        report = await importacoes.dry_run(storage, saved.getvalue())
+        report = await previa.dry_run(storage, saved.getvalue())
         assert report.counts["novo"] == 1 and report.erros == []
 
     with_storage(database, test)

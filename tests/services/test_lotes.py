@@ -7,9 +7,9 @@ import pytest
 
 from catalogo.domain.busca import Query
 from catalogo.domain.contas import Passwords
-from catalogo.domain.errors import BatchUndone, ChangedSince
+from catalogo.domain.errors import ChangedSince
 from catalogo.domain.historico import CLI
-from catalogo.domain.lotes import LoteInvalido, Pedido
+from catalogo.domain.lotes import BatchUndone, LoteInvalido, Pedido
 from catalogo.domain.produtos import Produto
 from catalogo.services import lotes
 from catalogo.storage import Storage

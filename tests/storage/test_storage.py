@@ -11,7 +11,8 @@ import pytest
 
 from catalogo.domain import contas
 from catalogo.domain.busca import Position, Query, codigo_key, terms
-from catalogo.domain.errors import ChangedSince, CodigoTaken, KeyTaken, NotFound, Throttled
+from catalogo.domain.contas import Throttled
+from catalogo.domain.errors import ChangedSince, CodigoTaken, KeyTaken, NotFound
 from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto
 from catalogo.runtime.settings import Settings

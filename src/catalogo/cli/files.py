@@ -16,7 +16,7 @@ from catalogo.domain import historico
 from catalogo.domain.busca import parse_pairs
 from catalogo.domain.errors import ChangedSince, NotFound
 from catalogo.domain.produtos import ROTULOS
-from catalogo.services import importacoes
+from catalogo.services import importacoes, previa
 from catalogo.services.produtos import csv_export, xlsx_export
 from catalogo.storage import ImportClosed, Storage
 
@@ -64,9 +64,9 @@ def import_file(args: argparse.Namespace, run: Run) -> None:
     with open(args.arquivo, "rb") as file:
         data = file.read()
 
-    async def dry_run_then_apply(storage: Storage) -> tuple[importacoes.ImportReport, str | None]:
+    async def dry_run_then_apply(storage: Storage) -> tuple[previa.ImportReport, str | None]:
         if not args.confirmar:
-            return await importacoes.dry_run(storage, data, args.codificacao), None
+            return await previa.dry_run(storage, data, args.codificacao), None
         name = os.path.basename(args.arquivo)
         importacao, report = await importacoes.stage(
             storage, data, args.codificacao, name, historico.CLI, time.time()
@@ -98,7 +98,7 @@ def import_file(args: argparse.Namespace, run: Run) -> None:
             )
             print(f"  linha {said['linha']}: produto {said['id']}, {what}")
         else:
-            print(f"  {importacoes.RowError(**said)}")
+            print(f"  {previa.RowError(**said)}")
     if report.ignoradas:
         print(f"  colunas ignoradas: {', '.join(report.ignoradas)}")
     if resumo["erros"]:

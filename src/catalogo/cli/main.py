@@ -22,15 +22,13 @@ from catalogo.cli import files
 from catalogo.cli.files import plural
 from catalogo.cli.serve import may_listen, serve
 from catalogo.domain import contas, historico, planilhas, produtos
-from catalogo.domain.contas import ContaInvalida, Passwords, UserChange
+from catalogo.domain.contas import ContaInvalida, Passwords, UnknownUser, UserChange, UserExists
 from catalogo.domain.errors import (
     ImportRefused,
     ListingError,
     QueryTimeout,
     StorageUnavailable,
     TooManyRows,
-    UnknownUser,
-    UserExists,
 )
 from catalogo.domain.keyring import Keyring, new_key
 from catalogo.runtime.settings import TRASH_DAYS_MAX, Settings, SettingsError

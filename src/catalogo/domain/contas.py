@@ -27,7 +27,7 @@ from typing import Literal, NamedTuple, TypeVar, get_args
 
 import argon2
 
-from catalogo.domain.errors import Busy, Invalid
+from catalogo.domain.errors import Forbidden, Invalid, NotFound, TooManyTries, Unavailable
 
 T = TypeVar("T")
 
@@ -316,3 +316,53 @@ class Passwords:
     def needs_rehash(self, stored: str) -> bool:
         """Stored with other parameters than today's: hashed again at the next sign-in."""
         return self.HASHER.check_needs_rehash(stored)
+
+
+# What accounts refuse (domain/errors.py's kinds).
+
+
+class RoleTooLow(Forbidden):
+    def __init__(self, papel: str, needed: str) -> None:
+        super().__init__(f"Seu papel ({papel}) não permite esta ação: ela exige o papel {needed}.")
+
+
+class NotForOneself(Forbidden):
+    def __init__(self) -> None:
+        super().__init__(
+            "Você não pode mudar o próprio papel nem se desativar: peça a outro admin (ou use "
+            "catalogo usuarios)."
+        )
+
+
+class SessionNeeded(Forbidden):
+    def __init__(self) -> None:
+        super().__init__(
+            "As páginas da conta são para quem entrou em /entrar, não para tokens de API."
+        )
+
+
+class UnknownUser(NotFound):
+    """No user has that name."""
+
+
+class UserExists(Invalid):
+    """A user of that name exists already."""
+
+
+class Throttled(TooManyTries):
+    """Too many failed sign-ins lately: try again in `seconds`."""
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = self.retry_after = seconds
+        minutes = max(1, round(seconds / 60))
+        super().__init__(
+            f"Muitas tentativas de entrada sem sucesso. Tente de novo em {minutes} "
+            f"minuto{'s' if minutes > 1 else ''}."
+        )
+
+
+class Busy(Unavailable):
+    """More sign-ins are waiting for a password check than the server takes on."""
+
+    def __init__(self) -> None:
+        super().__init__("Muitas pessoas entrando ao mesmo tempo. Tente de novo em instantes.")

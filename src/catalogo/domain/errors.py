@@ -23,9 +23,9 @@ message.
     └── Unavailable            503    the database, the schema, a crowd of sign-ins
 
 A kind's own title heads the error page (http/problems.py's TITLES); a refusal with a
-title of its own (`title`) says it instead. Refusals that carry a product or an import are
-kept beside the storage that raises them (storage/port.py) or the use case
-(services/), subclassing these kinds.
+title of its own (`title`) says it instead. Accounts' refusals live in domain/contas.py,
+batches' in domain/lotes.py; those that carry a product or an import beside the storage that
+raises them (storage/port.py) or the use case (services/): all subclass these kinds.
 """
 
 from collections.abc import Collection
@@ -147,29 +147,6 @@ class ListingError(BadRequest, ValueError):
         self.field = field
 
 
-# 403
-
-
-class RoleTooLow(Forbidden):
-    def __init__(self, papel: str, needed: str) -> None:
-        super().__init__(f"Seu papel ({papel}) não permite esta ação: ela exige o papel {needed}.")
-
-
-class NotForOneself(Forbidden):
-    def __init__(self) -> None:
-        super().__init__(
-            "Você não pode mudar o próprio papel nem se desativar: peça a outro admin (ou use "
-            "catalogo usuarios)."
-        )
-
-
-class SessionNeeded(Forbidden):
-    def __init__(self) -> None:
-        super().__init__(
-            "As páginas da conta são para quem entrou em /entrar, não para tokens de API."
-        )
-
-
 # 404
 
 
@@ -199,15 +176,6 @@ class ImportNotFound(NotFound):
             "Não há importação com este número: envie o arquivo de novo em /produtos/importacoes.",
             "Importação não encontrada",
         )
-
-
-class BatchNotFound(NotFound):
-    def __init__(self) -> None:
-        super().__init__("Não há lote com este número.", "Lote não encontrado")
-
-
-class UnknownUser(NotFound):
-    """No user has that name."""
 
 
 # 409
@@ -261,13 +229,6 @@ class ImportUndone(Conflict):
 class ImportNotApplied(Conflict):
     def __init__(self) -> None:
         super().__init__("Esta importação não foi aplicada: não há o que desfazer.")
-
-
-class BatchUndone(Conflict):
-    """The batch was undone already."""
-
-    def __init__(self) -> None:
-        super().__init__("Este lote já foi desfeito.")
 
 
 # 410
@@ -359,10 +320,6 @@ class ImportUnchanging(Invalid):
         )
 
 
-class BatchRefused(Invalid):
-    title = "Lote recusado"
-
-
 class QueryTimeout(Invalid):
     """A list query ran past CATALOGO_QUERY_TIMEOUT_MS and was stopped: the client is asked to
     narrow it, and the worker goes on."""
@@ -406,38 +363,12 @@ class CodigoTaken(Invalid):
             )
 
 
-class UserExists(Invalid):
-    """A user of that name exists already."""
-
-
-# 429
-
-
-class Throttled(TooManyTries):
-    """Too many failed sign-ins lately: try again in `seconds`."""
-
-    def __init__(self, seconds: int) -> None:
-        self.seconds = self.retry_after = seconds
-        minutes = max(1, round(seconds / 60))
-        super().__init__(
-            f"Muitas tentativas de entrada sem sucesso. Tente de novo em {minutes} "
-            f"minuto{'s' if minutes > 1 else ''}."
-        )
-
-
 # 503
 
 
 class StorageUnavailable(Unavailable):
     """The database cannot answer now (locked too long, disk full, file gone); the message is
     for the log, the answer says DEFAULT_DETAILS[503]."""
-
-
-class Busy(Unavailable):
-    """More sign-ins are waiting for a password check than the server takes on."""
-
-    def __init__(self) -> None:
-        super().__init__("Muitas pessoas entrando ao mesmo tempo. Tente de novo em instantes.")
 
 
 class SchemaNotCurrent(Unavailable):

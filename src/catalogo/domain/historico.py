@@ -14,7 +14,8 @@ from typing import Any, Literal, NamedTuple
 import orjson
 
 from catalogo.domain.contas import Principal
-from catalogo.domain.produtos import CAMPOS, Produto, as_datetime
+from catalogo.domain.produtos import CAMPOS, Produto
+from catalogo.domain.text import as_datetime
 
 Tipo = Literal["criado", "alterado", "removido", "restaurado"]
 Origem = Literal["web", "api", "cli", "importacao", "lote"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
 
-from catalogo.domain.errors import Invalid
+from catalogo.domain.errors import Conflict, Invalid, NotFound
 from catalogo.domain.precos import CENTAVO, PRECO_MAXIMO, PrecoInvalido, format_preco, parse_preco
 from catalogo.domain.produtos import parse_id
 
@@ -133,3 +133,19 @@ def parse_selection(text: str, most: int) -> list[tuple[int, int]]:
     if len({id for id, _ in seen}) != len(seen):
         raise LoteInvalido("selecao malformada: um produto aparece duas vezes.")
     return seen
+
+
+class BatchNotFound(NotFound):
+    def __init__(self) -> None:
+        super().__init__("Não há lote com este número.", "Lote não encontrado")
+
+
+class BatchUndone(Conflict):
+    """The batch was undone already."""
+
+    def __init__(self) -> None:
+        super().__init__("Este lote já foi desfeito.")
+
+
+class BatchRefused(Invalid):
+    title = "Lote recusado"

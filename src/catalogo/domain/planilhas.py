@@ -45,7 +45,8 @@ from typing import Any, Literal
 from catalogo.domain import text, xlsx
 from catalogo.domain.busca import codigo_key, fold
 from catalogo.domain.errors import ImportRefused, TooManyRows
-from catalogo.domain.produtos import Produto, as_datetime, parse_id
+from catalogo.domain.produtos import Produto, parse_id
+from catalogo.domain.text import as_datetime
 
 Format = Literal["csv", "rfc4180", "xlsx"]
 COLUMNS = ("id", "codigo", "nome", "descricao", "preco", "versao", "atualizado_em")

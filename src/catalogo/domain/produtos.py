@@ -6,10 +6,7 @@ attributes (`ATRIBUTOS_HTML`) and any schema are read from it, so they cannot dr
 Its price is read and written by domain/precos.py.
 """
 
-import datetime
-import functools
 import re
-import time
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Annotated, Any
@@ -28,6 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from catalogo.domain import text
 from catalogo.domain.precos import CENTAVO, PRECO_MAXIMO, PrecoInvalido, format_preco, parse_preco
+from catalogo.domain.text import as_datetime
 
 ID_MAXIMO = 2**63 - 1  # ids and versions alike: PostgreSQL's bigint, SQLite's INTEGER
 
@@ -299,24 +297,6 @@ def representation(produto: Produto) -> dict[str, Any]:
     }
 
 
-def format_moment(em: float) -> str:
-    """A moment as a clerk reads it: the day and the minute, in the server's time zone."""
-    return _minute(int(em // 60))
-
-
-@functools.lru_cache(maxsize=4096)
-def _minute(minute: int) -> str:
-    """Every moment of a minute reads the same (time zones are whole minutes apart): a page's
-    dates are made once a minute, not on every page."""
-    return time.strftime("%d/%m/%Y %H:%M", time.localtime(minute * 60))
-
-
-def as_datetime(em: float) -> datetime.datetime:
-    """A moment for JSON: orjson writes it as RFC 3339 in UTC (`OPT_UTC_Z`), to the
-    microsecond, in C: isoformat() cost a JSON page of 50 products a third of its speed."""
-    return datetime.datetime.fromtimestamp(em, datetime.UTC)
-
-
 CAMPOS = ("codigo", "nome", "descricao", "preco")
 
 
@@ -325,12 +305,8 @@ def same_fields(a: Produto, b: Produto) -> bool:
     return all(getattr(a, c) == getattr(b, c) for c in CAMPOS)
 
 
-ROTULOS = {
-    "codigo": "Código",
-    "nome": "Nome",
-    "descricao": "Descrição",
-    "preco": "Preço",
-}  # as pages name them
+# The fields as pages name them.
+ROTULOS = {"codigo": "Código", "nome": "Nome", "descricao": "Descrição", "preco": "Preço"}
 
 
 def samples(quantos: int) -> Iterator[Produto]:

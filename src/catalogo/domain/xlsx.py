@@ -29,47 +29,29 @@ numbers are read as those numbers (no catalog field is a date).
 """
 
 import functools
-import io
-import lzma
 import posixpath
 import re
-import struct
 import sys
-import zipfile
-import zlib
 from collections.abc import Iterator
-from xml.parsers import expat
 
 from catalogo.domain.errors import ImportRefused, WorkbookTooLarge
+from catalogo.domain.xlsx_archive import (
+    PARTS_MAXIMUM,
+    Book,
+    Handler,
+    malformed,
+    mebibytes,
+    thousands,
+)
 
-INFLATED_MAXIMUM = 256 * 2**20
 STRINGS_MAXIMUM = 64 * 2**20  # bytes of memory the shared strings may take
-RATIO_MAXIMUM = 100
-RATIO_FROM = 2**20  # smaller parts (styles, a short sheet of blanks) may pack tighter
-PARTS_MAXIMUM = 10_000
-CELL_MAXIMUM = 32_767
 COLUMNS_MAXIMUM = 16_384  # column XFD
-TOKEN_MAXIMUM = 2**20
 # XML elements a workbook's parts may hold, for each cell a sheet may: a cell is two or three
 # (`c`, `v`; `c`, `is`, `t`), a rich text's run a few more.
 ELEMENTS_PER_CELL = 4
-CHUNK = 64 * 1024
 ROWS_LIMIT = 1_048_576  # Excel's
-_END_RECORD = b"PK\x05\x06"
-_ZIP64_LOCATOR = b"PK\x06\x07"
 _ESCAPED = re.compile(r"_x([0-9A-Fa-f]{4})_")
 _DIGITS = "0123456789"
-# What zipfile and the decompressors raise for a broken or unsupported archive (an encrypted
-# part is a RuntimeError): all of them mean the same to the person who sent it.
-_BROKEN = (
-    zipfile.BadZipFile,
-    zlib.error,
-    lzma.LZMAError,
-    EOFError,
-    OSError,
-    NotImplementedError,
-    RuntimeError,
-)
 
 
 def rows(data: bytes, width: int, cells_maximum: int) -> Iterator[list[str]]:
@@ -77,8 +59,8 @@ def rows(data: bytes, width: int, cells_maximum: int) -> Iterator[list[str]]:
     than `width` (cells further right are read and dropped); a row the sheet skips is an
     empty row, empty rows at the end are not given. Raises ImportRefused (WorkbookTooLarge: 413),
     as the rows are read, for a file beyond the bounds or not a workbook."""
-    book = _Book(data, ELEMENTS_PER_CELL * cells_maximum)
-    found = book.first_sheet()
+    book = Book(data, ELEMENTS_PER_CELL * cells_maximum)
+    found = _first_sheet(book)
     if found is None:
         return
     sheet, strings_part = found
@@ -90,147 +72,31 @@ def rows(data: bytes, width: int, cells_maximum: int) -> Iterator[list[str]]:
     yield from _Sheet(book, strings, width, cells_maximum).rows(sheet)
 
 
-def malformed(detail: str) -> ImportRefused:
-    return ImportRefused(
-        f"A planilha não pôde ser lida ({detail}): abra-a e salve de novo como «Pasta de "
-        "Trabalho do Excel (.xlsx)» ou como CSV."
-    )
+def _relations(book: Book, of: str) -> dict[str, tuple[str, str]]:
+    """The relationships of the part `of`: by id, the kind (the end of its Type) and the
+    part it names; {} when it has none."""
+    folder, base = posixpath.split(of)
+    name = posixpath.join(folder, "_rels", f"{base}.rels")
+    if not book.has(name):
+        return {}
+    read = _Relations(folder)
+    for _ in book.parse(name, read):
+        pass
+    return read.found
 
 
-def _size(count: int) -> str:
-    return f"{_count(count // 2**20)} MiB"
-
-
-def _entries(data: bytes) -> int:
-    """How many entries the zip's end record says its directory holds (ZIP64's if it has
-    one): the number zipfile would build an object for, each."""
-    end = data.rfind(_END_RECORD, max(0, len(data) - 22 - 0xFFFF))
-    if end < 0 or len(data) < end + 22:
-        raise malformed("não é um arquivo zip")
-    (count,) = struct.unpack_from("<H", data, end + 10)
-    locator = end - 20
-    if locator >= 0 and data[locator : locator + 4] == _ZIP64_LOCATOR:
-        (record,) = struct.unpack_from("<Q", data, locator + 8)
-        if record + 40 <= len(data):
-            (count64,) = struct.unpack_from("<Q", data, record + 32)
-            count = max(count, count64)
-    return int(count)
-
-
-class _Book:
-    """The zip, and the budget of bytes its parts may still unpack to."""
-
-    def __init__(self, data: bytes, elements: int) -> None:
-        self.elements = 0  # of the parts read before
-        self.elements_maximum = elements
-        if _entries(data) > PARTS_MAXIMUM:
-            raise WorkbookTooLarge(
-                f"O arquivo tem mais de {_count(PARTS_MAXIMUM)} partes: uma pasta de trabalho de "
-                "produtos tem algumas dezenas. Salve a planilha de novo ou envie um CSV.",
-            )
-        try:
-            self.zip = zipfile.ZipFile(io.BytesIO(data))
-        except (*_BROKEN, ValueError, struct.error) as error:
-            raise malformed(type(error).__name__) from None
-        self.left = INFLATED_MAXIMUM
-
-    def parse(self, name: str, handler: "_Handler") -> Iterator[None]:
-        """Streams the part `name` through expat into `handler`; yields after each chunk, so
-        that a caller gives what was read before the next one is. A missing part is malformed.
-        """
-        try:
-            info = self.zip.getinfo(name)
-        except KeyError:
-            raise malformed(f"falta a parte {name[:100]}") from None
-        self._check(info)
-        parser = expat.ParserCreate()
-        parser.buffer_text = True
-        parser.buffer_size = CHUNK
-        parser.StartElementHandler = handler.start
-        parser.EndElementHandler = handler.end
-        parser.CharacterDataHandler = handler.add
-        parser.StartDoctypeDeclHandler = _no_doctype
-        fed = 0
-        try:
-            with self.zip.open(info) as part:
-                while chunk := part.read(CHUNK):
-                    self.left -= len(chunk)
-                    if self.left < 0:
-                        raise self._too_large()
-                    parser.Parse(chunk, False)
-                    fed += len(chunk)
-                    # where expat stopped: the start of a token it holds, still incomplete
-                    if fed - parser.CurrentByteIndex > TOKEN_MAXIMUM:
-                        raise malformed(f"um trecho de {name[:100]} passa de 1 MiB sem fim")
-                    if self.elements + handler.elements > self.elements_maximum:
-                        raise WorkbookTooLarge(
-                            f"A planilha tem mais de {_count(self.elements_maximum)} elementos "
-                            "de XML: mais do que uma importação lê. Salve-a de novo ou divida-a.",
-                        )
-                    yield
-                parser.Parse(b"", True)
-            self.elements += handler.elements
-        except expat.ExpatError as error:
-            raise malformed(
-                f"XML inválido em {name[:100]}: {expat.ErrorString(error.code)}"
-            ) from None
-        except _BROKEN as error:
-            raise malformed(f"{type(error).__name__} em {name[:100]}") from None
-        yield
-
-    def _check(self, info: zipfile.ZipInfo) -> None:
-        if info.file_size > self.left:
-            raise self._too_large()
-        if info.file_size > RATIO_FROM and info.file_size > RATIO_MAXIMUM * info.compress_size:
-            ratio = info.file_size // max(info.compress_size, 1)
-            raise WorkbookTooLarge(
-                f"A parte {info.filename[:100]} da planilha se expande {_count(ratio)} vezes ao "
-                f"ser aberta (o limite é {RATIO_MAXIMUM}): não é uma planilha comum. Salve-a de "
-                "novo ou envie um CSV.",
-            )
-
-    @staticmethod
-    def _too_large() -> WorkbookTooLarge:
-        return WorkbookTooLarge(
-            f"A planilha se expande a mais de {_size(INFLATED_MAXIMUM)} ao ser aberta: "
-            "divida-a em partes ou envie um CSV.",
-        )
-
-    def has(self, name: str) -> bool:
-        try:
-            self.zip.getinfo(name)
-        except KeyError:
-            return False
-        return True
-
-    def relations(self, of: str) -> dict[str, tuple[str, str]]:
-        """The relationships of the part `of`: by id, the kind (the end of its Type) and the
-        part it names; {} when it has none."""
-        folder, base = posixpath.split(of)
-        name = posixpath.join(folder, "_rels", f"{base}.rels")
-        if not self.has(name):
-            return {}
-        read = _Relations(folder)
-        for _ in self.parse(name, read):
-            pass
-        return read.found
-
-    def first_sheet(self) -> tuple[str, str | None] | None:
-        """The first worksheet's part and the shared strings' (None: none), as the workbook
-        lists them; None when it has no worksheet."""
-        documents = [t for k, t in self.relations("").values() if k == "officeDocument"]
-        workbook = documents[0] if documents else "xl/workbook.xml"
-        related = self.relations(workbook)
-        read = _Sheets()
-        for _ in self.parse(workbook, read):
-            pass
-        sheets = [related[r][1] for r in read.order if related.get(r, ("",))[0] == "worksheet"]
-        strings = [t for k, t in related.values() if k == "sharedStrings"]
-        return (sheets[0], strings[0] if strings else None) if sheets else None
-
-
-def _no_doctype(*_: object) -> None:
-    raise malformed("declara um DTD")
+def _first_sheet(book: Book) -> tuple[str, str | None] | None:
+    """The first worksheet's part and the shared strings' (None: none), as the workbook
+    lists them; None when it has no worksheet."""
+    documents = [t for k, t in _relations(book, "").values() if k == "officeDocument"]
+    workbook = documents[0] if documents else "xl/workbook.xml"
+    related = _relations(book, workbook)
+    read = _Sheets()
+    for _ in book.parse(workbook, read):
+        pass
+    sheets = [related[r][1] for r in read.order if related.get(r, ("",))[0] == "worksheet"]
+    strings = [t for k, t in related.values() if k == "sharedStrings"]
+    return (sheets[0], strings[0] if strings else None) if sheets else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -244,48 +110,7 @@ def _unescaped(text: str) -> str:
     return _ESCAPED.sub(lambda m: chr(int(m[1], 16)), text) if "_x" in text else text
 
 
-class _Handler:
-    """What expat calls as a part streams in, and the text being read: what a cell's or a
-    shared string's text elements (`v`, `t`) hold, bounded by CELL_MAXIMUM as it arrives,
-    phonetic guides (`rPh`) left out."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] | None = None  # None: no text element was read
-        self.active = False  # inside a text element
-        self.length = 0
-        self.phonetic = 0
-        self.elements = 0  # begun: every handler counts them
-
-    def start(self, name: str, attributes: dict[str, str]) -> None:
-        """An element begins."""
-
-    def end(self, name: str) -> None:
-        """An element ends."""
-
-    def begin(self) -> None:
-        if not self.phonetic:
-            self.active = True
-            if self.parts is None:
-                self.parts = []
-
-    def add(self, content: str) -> None:
-        if not self.active or self.parts is None:
-            return
-        self.length += len(content)
-        if self.length > CELL_MAXIMUM:
-            raise ImportRefused(
-                f"Uma célula da planilha passa de {_count(CELL_MAXIMUM)} caracteres, o máximo "
-                "de uma célula do Excel: confira se este é o arquivo certo."
-            )
-        self.parts.append(content)
-
-    def take(self) -> str | None:
-        taken = None if self.parts is None else "".join(self.parts)
-        self.parts, self.active, self.length = None, False, 0
-        return taken
-
-
-class _Relations(_Handler):
+class _Relations(Handler):
     def __init__(self, folder: str) -> None:
         super().__init__()
         self.folder = folder
@@ -303,7 +128,7 @@ class _Relations(_Handler):
         self.found[attributes.get("Id", "")] = (kind, posixpath.normpath(path))
 
 
-class _Sheets(_Handler):
+class _Sheets(Handler):
     """The workbook's sheets, by their relationship ids, in its order."""
 
     def __init__(self) -> None:
@@ -316,7 +141,7 @@ class _Sheets(_Handler):
             self.order.extend(v for k, v in attributes.items() if k.endswith(":id"))
 
 
-class _Strings(_Handler):
+class _Strings(Handler):
     """The shared strings, as many as a sheet may cite."""
 
     def __init__(self, most: int) -> None:
@@ -345,22 +170,22 @@ class _Strings(_Handler):
             self.size += sys.getsizeof(text) + 8
             if len(self.strings) > self.most or self.size > STRINGS_MAXIMUM:
                 raise WorkbookTooLarge(
-                    f"Os textos da planilha passam de {_size(STRINGS_MAXIMUM)} na memória: mais "
-                    "do que uma importação lê. Divida-a em partes ou envie um CSV.",
+                    f"Os textos da planilha passam de {mebibytes(STRINGS_MAXIMUM)} na memória: "
+                    "mais do que uma importação lê. Divida-a em partes ou envie um CSV.",
                 )
 
 
-def _shared_strings(book: _Book, part: str, most: int) -> list[str]:
+def _shared_strings(book: Book, part: str, most: int) -> list[str]:
     read = _Strings(most)
     for _ in book.parse(part, read):
         pass
     return read.strings
 
 
-class _Sheet(_Handler):
+class _Sheet(Handler):
     """A worksheet's cells, read into rows."""
 
-    def __init__(self, book: _Book, strings: list[str], width: int, most: int) -> None:
+    def __init__(self, book: Book, strings: list[str], width: int, most: int) -> None:
         super().__init__()
         self.book, self.strings, self.width, self.most = book, strings, width, most
         self.done: list[tuple[int, list[str]]] = []  # rows read from the last chunk
@@ -398,12 +223,12 @@ class _Sheet(_Handler):
             self.count += 1
             if self.column > COLUMNS_MAXIMUM or self.in_row > COLUMNS_MAXIMUM:
                 raise ImportRefused(
-                    f"A linha {self.row} da planilha passa de {_count(COLUMNS_MAXIMUM)} "
+                    f"A linha {self.row} da planilha passa de {thousands(COLUMNS_MAXIMUM)} "
                     "colunas, o máximo do Excel: o arquivo está corrompido."
                 )
             if self.count > self.most:
                 raise WorkbookTooLarge(
-                    f"A planilha tem mais de {_count(self.most)} células: mais do que uma "
+                    f"A planilha tem mais de {thousands(self.most)} células: mais do que uma "
                     "importação lê. Apague as linhas e colunas vazias formatadas, ou divida-a.",
                 )
             self.kept = self.column <= self.width
@@ -422,7 +247,7 @@ class _Sheet(_Handler):
     def _row(self, reference: str | None) -> None:
         number = _number(reference, "linha") if reference else self.row + 1
         if number > ROWS_LIMIT:
-            raise malformed(f"a linha {_count(number)} passa do máximo do Excel")
+            raise malformed(f"a linha {thousands(number)} passa do máximo do Excel")
         self.row = max(number, self.row + 1)
         self.cells, self.column, self.in_row = [], 0, 0
 
@@ -460,10 +285,6 @@ class _Sheet(_Handler):
         if kind == "b":
             return "True" if text.strip() == "1" else "False"
         return text  # str (a formula's text), e (an error, #N/A), d (an ISO date)
-
-
-def _count(number: int) -> str:
-    return f"{number:,}".replace(",", ".")
 
 
 @functools.lru_cache(maxsize=1024)

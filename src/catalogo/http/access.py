@@ -32,8 +32,8 @@ from starlette.responses import Response
 from starlette.types import Message
 
 from catalogo.domain import contas
-from catalogo.domain.contas import Papel
-from catalogo.domain.errors import RoleTooLow, Unauthenticated
+from catalogo.domain.contas import Papel, RoleTooLow
+from catalogo.domain.errors import Unauthenticated
 from catalogo.http import identity
 from catalogo.http.bodies import form_pairs
 from catalogo.http.identity import Mode, here

@@ -8,15 +8,16 @@ import unicodedata
 
 from catalogo.domain import contas
 from catalogo.domain.contas import (
+    Busy,
     ContaInvalida,
     NewSession,
     NewToken,
     Passwords,
     Token,
+    UnknownUser,
     UserChange,
     Usuario,
 )
-from catalogo.domain.errors import Busy, UnknownUser
 from catalogo.storage import Storage
 
 

@@ -22,9 +22,9 @@ from typing import Any
 
 from catalogo.domain import lotes
 from catalogo.domain.busca import Query, parse_pairs
-from catalogo.domain.errors import BatchUndone, Conflict, NotFound
+from catalogo.domain.errors import Conflict, NotFound
 from catalogo.domain.historico import Autoria
-from catalogo.domain.lotes import LoteInvalido, Pedido
+from catalogo.domain.lotes import BatchUndone, LoteInvalido, Pedido
 from catalogo.domain.produtos import Produto
 from catalogo.services.produtos import live
 from catalogo.storage import Storage, VersionConflict, Write

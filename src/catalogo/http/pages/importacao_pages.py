@@ -10,15 +10,17 @@ from starlette.responses import Response
 
 from catalogo.domain import planilhas
 from catalogo.domain.planilhas import COLUMNS
-from catalogo.domain.produtos import as_datetime, format_field
+from catalogo.domain.produtos import format_field
+from catalogo.domain.text import as_datetime
 from catalogo.http.identity import visitor
 from catalogo.http.middleware.guard import IMPORT_PATH
 from catalogo.http.pages import templating
 from catalogo.http.pages.historico_pages import event_lines
 from catalogo.http.pages.notices import import_undone_notice, shown
 from catalogo.http.resources import shared_of
-from catalogo.services import importacoes
-from catalogo.services.importacoes import LABELS, ReportPage
+from catalogo.services import importacoes, previa
+from catalogo.services.importacoes import ReportPage
+from catalogo.services.previa import LABELS
 from catalogo.storage import Importacao, Storage
 
 NO_STORE = {"Cache-Control": "no-store", "Vary": "Accept, Cookie"}
@@ -77,7 +79,7 @@ def representation(
         found["relatorio"] = {
             "pagina": page.pagina,
             "paginas": page.paginas,
-            "erros": [{**e, "texto": str(importacoes.RowError(**e))} for e in page.erros],
+            "erros": [{**e, "texto": str(previa.RowError(**e))} for e in page.erros],
             "alterados": page.alterados,
             "novos": page.novos,
         }

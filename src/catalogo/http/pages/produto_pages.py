@@ -11,7 +11,8 @@ from starlette.responses import HTMLResponse, Response
 
 from catalogo.domain import historico
 from catalogo.domain.precos import preco_for_input
-from catalogo.domain.produtos import CAMPOS, Produto, every_value, format_field, format_moment
+from catalogo.domain.produtos import CAMPOS, Produto, every_value, format_field
+from catalogo.domain.text import format_moment
 from catalogo.http.identity import Visitor, visitor
 from catalogo.http.listing import Listing
 from catalogo.http.negotiation import VARY

@@ -29,7 +29,8 @@ from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
 from catalogo.domain.precos import format_preco
-from catalogo.domain.produtos import ATRIBUTOS_HTML, format_moment
+from catalogo.domain.produtos import ATRIBUTOS_HTML
+from catalogo.domain.text import format_moment
 
 _INCLUDE = re.compile(r'{%-? *include +"([^"]+)" *-?%}')
 

@@ -15,15 +15,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain import contas
-from catalogo.domain.contas import ContaInvalida, Principal, UserChange
-from catalogo.domain.errors import (
-    BadRequest,
+from catalogo.domain.contas import (
+    ContaInvalida,
     NotForOneself,
-    NotFound,
+    Principal,
     SessionNeeded,
     UnknownUser,
+    UserChange,
     UserExists,
 )
+from catalogo.domain.errors import BadRequest, NotFound
 from catalogo.http.access import Need, local_path, resume, session_cookie, sign_in_page, why_sign_in
 from catalogo.http.bodies import read_form
 from catalogo.http.identity import principal, visitor

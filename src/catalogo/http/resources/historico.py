@@ -11,7 +11,8 @@ from starlette.responses import Response
 
 from catalogo.domain import historico
 from catalogo.domain.errors import BadRequest, NotFound, NothingToRestore, ProductNotFound
-from catalogo.domain.produtos import as_datetime, parse_id, representation
+from catalogo.domain.produtos import parse_id, representation
+from catalogo.domain.text import as_datetime
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, read_form, read_json
 from catalogo.http.identity import visitor

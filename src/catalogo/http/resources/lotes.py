@@ -12,15 +12,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain import historico
-from catalogo.domain.errors import (
+from catalogo.domain.errors import ChangedSince, Conflict, ListingError, NotFound
+from catalogo.domain.lotes import (
     BatchNotFound,
     BatchRefused,
-    ChangedSince,
-    Conflict,
-    ListingError,
-    NotFound,
+    LoteInvalido,
+    Pedido,
+    parse_pedido,
+    parse_selection,
+    selection,
 )
-from catalogo.domain.lotes import LoteInvalido, Pedido, parse_pedido, parse_selection, selection
 from catalogo.domain.produtos import parse_id
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, form_pairs, read_form, read_json

@@ -39,11 +39,11 @@ from catalogo.domain.produtos import (
     ID_MAXIMO,
     JSON_OPTIONS,
     Produto,
-    format_moment,
     parse_id,
     representation,
     validate,
 )
+from catalogo.domain.text import format_moment
 from catalogo.http import conditional
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, read_form, read_json

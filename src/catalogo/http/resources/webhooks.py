@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain.errors import BadRequest, NotFound
-from catalogo.domain.produtos import as_datetime
+from catalogo.domain.text import as_datetime
 from catalogo.domain.webhooks import EVENTOS, SubscriptionRefused, Webhook, parse_desde
 from catalogo.http.access import Need
 from catalogo.http.bodies import form_pairs, read_json

@@ -11,8 +11,18 @@ import asyncpg
 
 from catalogo import storage
 from catalogo.domain import contas
-from catalogo.domain.contas import Failures, Papel, Principal, Sessao, Token, Usuario
-from catalogo.domain.errors import StorageUnavailable, Throttled, UnknownUser, UserExists
+from catalogo.domain.contas import (
+    Failures,
+    Papel,
+    Principal,
+    Sessao,
+    Throttled,
+    Token,
+    UnknownUser,
+    UserExists,
+    Usuario,
+)
+from catalogo.domain.errors import StorageUnavailable
 from catalogo.storage.postgres.pool import Connection, PostgresPool
 from catalogo.storage.sql import TOKEN_COLUMNS, TOKENS_FROM, USER_COLUMNS
 

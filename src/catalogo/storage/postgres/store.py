@@ -14,36 +14,28 @@ even a wrong takeover harmless: the request that lost the claim stores nothing.
 
 import itertools
 import time
-from collections.abc import AsyncIterator, Collection, Iterable, Sequence
-from typing import Any
+from collections.abc import Collection, Iterable, Sequence
 
 import asyncpg
 
 from catalogo import storage
-from catalogo.domain import historico
 from catalogo.domain.busca import folded
-from catalogo.domain.errors import ChangedSince, CodigoTaken, KeyTaken, NotFound
-from catalogo.domain.historico import Autoria, Evento
-from catalogo.domain.produtos import Produto, keeping_codigo, same_fields
+from catalogo.domain.errors import KeyTaken, NotFound
+from catalogo.domain.historico import Autoria
+from catalogo.domain.produtos import Produto
+from catalogo.storage.postgres import transaction
 from catalogo.storage.postgres.busca import PostgresSearch
 from catalogo.storage.postgres.contas import PostgresAccounts
 from catalogo.storage.postgres.historico import WRITING_EVENT, PostgresHistory, produto_of
 from catalogo.storage.postgres.importacoes import PostgresImports
 from catalogo.storage.postgres.pool import Connection
+from catalogo.storage.postgres.transaction import COLUMNS, LIVE, fields
 from catalogo.storage.postgres.webhooks import PostgresWebhooks
 from catalogo.storage.sql import (
-    CODIGO_HOLDER,
     EVENT_COLUMNS,
-    LAST_EVENTS,
-    event_row,
-    evento_of,
-    left_as_it_was,
-    numbered,
 )
 
 SEED_BATCH = 10_000
-_COLUMNS = "id, nome, descricao, preco, versao, criado_em, atualizado_em, codigo"
-_LIVE = "removido_em IS NULL"
 # The session a statement runs in, named as pg_stat_activity lets anyone check that it still
 # lives: its server process and when that started (a process id alone comes back in time).
 _SESSION = "pid || '@' || extract(epoch FROM backend_start)"
@@ -55,11 +47,13 @@ class PostgresStorage(
     PostgresSearch, PostgresHistory, PostgresAccounts, PostgresImports, PostgresWebhooks
 ):
     async def get(self, id: int) -> Produto | None:
-        rows = await self._fetch(f"SELECT {_COLUMNS} FROM produtos WHERE id = $1 AND {_LIVE}", id)
+        rows = await self._fetch(f"SELECT {COLUMNS} FROM produtos WHERE id = $1 AND {LIVE}", id)
         return produto_of(rows[0]) if rows else None
 
     async def create(self, produto: Produto, autoria: Autoria) -> Produto:
-        return await self._change(lambda connection: _insert(connection, produto, autoria))
+        return await self._change(
+            lambda connection: transaction.insert(connection, produto, autoria)
+        )
 
     async def create_many(self, produtos: Iterable[Produto], autoria: Autoria) -> int:
         """Adds products with their events, a batch at a time so that no statement runs into
@@ -84,8 +78,16 @@ class PostgresStorage(
                     await connection.copy_records_to_table(
                         "eventos",
                         records=[
-                            (row[0], "criado", 1, None, _fields(*fields[:3]), *autoria, now)
-                            for row, fields in zip(ids, batch, strict=True)
+                            (
+                                row[0],
+                                "criado",
+                                1,
+                                None,
+                                fields(*values[:3]),
+                                *autoria,
+                                now,
+                            )
+                            for row, values in zip(ids, batch, strict=True)
                         ],
                         columns=EVENT_COLUMNS.split(", "),
                     )
@@ -97,27 +99,27 @@ class PostgresStorage(
     async def update(
         self, id: int, produto: Produto, versions: Collection[int] | None, autoria: Autoria
     ) -> storage.Saved:
-        return await self._change(lambda c: _update(c, id, produto, versions, autoria))
+        return await self._change(lambda c: transaction.update(c, id, produto, versions, autoria))
 
     async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
-        return await self._change(lambda connection: _apply(connection, writes, autoria))
+        return await self._change(lambda connection: transaction.apply(connection, writes, autoria))
 
     async def revert(self, lote: str, autoria: Autoria) -> int:
-        return await self._change(lambda connection: _revert(connection, lote, autoria))
+        return await self._change(lambda connection: transaction.revert(connection, lote, autoria))
 
     async def _applied(
         self, connection: Connection, writes: Sequence[storage.Write], autoria: Autoria
     ) -> list[Produto]:
         """`apply` in a transaction of its caller's: confirming an import (postgres_imports)."""
-        return await _apply(connection, writes, autoria)
+        return await transaction.apply(connection, writes, autoria)
 
     async def _reverted(self, connection: Connection, lote: str, autoria: Autoria) -> int:
-        return await _revert(connection, lote, autoria)
+        return await transaction.revert(connection, lote, autoria)
 
     async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         async def delete(connection: Connection) -> Produto:
-            return await _mark_removed(
-                connection, await _current(connection, id, versions), autoria
+            return await transaction.mark_removed(
+                connection, await transaction.current_of(connection, id, versions), autoria
             )
 
         return await self._change(delete)
@@ -125,14 +127,15 @@ class PostgresStorage(
     async def restore(self, id: int, autoria: Autoria) -> Produto:
         async def restore(connection: Connection) -> Produto:
             row = await connection.fetchrow(
-                f"SELECT {_COLUMNS}, removido_em FROM produtos WHERE id = $1 FOR UPDATE", id
+                f"SELECT {COLUMNS}, removido_em FROM produtos WHERE id = $1 FOR UPDATE",
+                id,
             )
             if row is None:
                 raise NotFound()
             current = produto_of(row)
             if row[8] is None:
                 raise storage.NotRemoved(current)
-            return await _mark_removed(connection, current, autoria, restored=True)
+            return await transaction.mark_removed(connection, current, autoria, restored=True)
 
         return await self._change(restore)
 
@@ -176,7 +179,7 @@ class PostgresStorage(
         self, produto: Produto, key: str, claimed_at: float, autoria: Autoria
     ) -> Produto:
         async def create(connection: Connection) -> Produto:
-            created = await _insert(connection, produto, autoria)
+            created = await transaction.insert(connection, produto, autoria)
             kept = await connection.execute(
                 "UPDATE idempotency_keys SET produto_id = $1 "
                 "WHERE key = $2 AND created_at = $3 AND produto_id IS NULL",
@@ -213,228 +216,3 @@ class PostgresStorage(
 
     async def close(self) -> None:
         await self._pool.close()
-
-
-async def _apply(
-    connection: Connection, writes: Sequence[storage.Write], autoria: Autoria
-) -> list[Produto]:
-    done = []
-    for w in writes:
-        seen = None if w.versao is None else {w.versao}
-        if w.id is None:
-            done.append(await _insert(connection, w.produto, autoria))
-        elif w.removed:
-            current = await _current(connection, w.id, seen)
-            done.append(await _mark_removed(connection, current, autoria))
-        else:
-            done.append((await _update(connection, w.id, w.produto, seen, autoria)).produto)
-    return done
-
-
-async def _revert(connection: Connection, lote: str, autoria: Autoria) -> int:
-    """As storage/sqlite/store.py's: every product checked (and locked) first, then every one
-    undone, a stretch of the batch at a time."""
-    moved: list[int] = []
-    async for events, current in _batch(connection, lote, lock=True):
-        moved += [e.produto_id for e in events if not _as_left(e, current)]
-    if moved:
-        raise ChangedSince(sorted(moved))
-    undone = 0
-    async for events, current in _batch(connection, lote):
-        for evento in events:
-            await _undo(connection, evento, current[evento.produto_id][0], autoria)
-        undone += len(events)
-    if not undone:
-        raise NotFound()
-    return undone
-
-
-_Current = dict[int, tuple[Produto, bool]]
-_LAST_EVENTS = numbered(LAST_EVENTS)
-
-
-async def _batch(
-    connection: Connection, lote: str, lock: bool = False
-) -> AsyncIterator[tuple[list[Evento], _Current]]:
-    after = 0
-    while rows := await connection.fetch(_LAST_EVENTS, lote, after):
-        events = [evento_of(row) for row in rows]
-        after = events[-1].id
-        found = await connection.fetch(
-            f"SELECT {_COLUMNS}, removido_em IS NOT NULL FROM produtos "
-            f"WHERE id = ANY($1::bigint[]) ORDER BY id{' FOR UPDATE' if lock else ''}",
-            [e.produto_id for e in events],
-        )
-        yield events, {row[0]: (produto_of(row), row[-1]) for row in found}
-
-
-def _as_left(evento: Evento, current: _Current) -> bool:
-    found = current.get(evento.produto_id)
-    return found is not None and left_as_it_was(evento, *found)
-
-
-async def _insert(connection: Connection, produto: Produto, autoria: Autoria) -> Produto:
-    now = time.time()
-    keys = folded(produto)
-    await _check_codigo(connection, produto, keys.codigo_chave)
-    id, versao = await _unique_codigo(
-        connection,
-        produto,
-        keys.codigo_chave,
-        "INSERT INTO produtos (nome, descricao, preco, criado_em, atualizado_em, nome_chave, "
-        "busca, codigo_chave, codigo) VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8) "
-        "RETURNING id, versao",
-        produto.nome,
-        produto.descricao,
-        produto.preco,
-        now,
-        *keys,
-        produto.codigo,
-    )
-    created = produto.model_copy(
-        update={"id": id, "versao": versao, "criado_em": now, "atualizado_em": now}
-    )
-    await _record(connection, event_row("criado", created, None, created, autoria, now))
-    return created
-
-
-async def _update(
-    connection: Connection,
-    id: int,
-    produto: Produto,
-    versions: Collection[int] | None,
-    autoria: Autoria,
-) -> storage.Saved:
-    antes = await _current(connection, id, versions)
-    edit = keeping_codigo(produto, antes)
-    if same_fields(antes, edit):
-        return storage.Saved(antes, changed=False)
-    now = time.time()
-    keys = folded(edit)
-    if edit.codigo != antes.codigo:
-        await _check_codigo(connection, edit, keys.codigo_chave, id)
-    (versao,) = await _unique_codigo(
-        connection,
-        edit,
-        keys.codigo_chave,
-        "UPDATE produtos SET nome = $2, descricao = $3, preco = $4, versao = versao + 1, "
-        "atualizado_em = $5, nome_chave = $6, busca = $7, codigo_chave = $8, codigo = $9 "
-        "WHERE id = $1 RETURNING versao",
-        id,
-        edit.nome,
-        edit.descricao,
-        edit.preco,
-        now,
-        *keys,
-        edit.codigo,
-        id=id,
-    )
-    depois = edit.model_copy(
-        update={
-            "id": id,
-            "versao": versao,
-            "criado_em": antes.criado_em,
-            "atualizado_em": now,
-        }
-    )
-    await _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
-    return storage.Saved(depois, changed=True)
-
-
-async def _undo(
-    connection: Connection, evento: Evento, current: Produto, autoria: Autoria
-) -> Produto:
-    """The change `evento` made, undone from `current`, which it left as it is."""
-    if evento.tipo in ("criado", "restaurado"):
-        return await _mark_removed(connection, current, autoria)
-    if evento.tipo == "removido":
-        return await _mark_removed(connection, current, autoria, restored=True)
-    assert evento.antes is not None and current.id is not None  # noqa: S101 - an edit's event
-    before = historico.produto_of(evento.antes)
-    saved = await _update(connection, current.id, before, {current.versao or 0}, autoria)
-    return saved.produto
-
-
-async def _check_codigo(
-    connection: Connection, produto: Produto, key: str | None, id: int | None = None
-) -> None:
-    """CodigoTaken if a product other than `id` holds the code, as committed now."""
-    if key is None:
-        return
-    for holder, removed in await connection.fetch(numbered(CODIGO_HOLDER), key):
-        if holder != id:
-            raise CodigoTaken(str(produto.codigo), holder, removed)
-
-
-async def _unique_codigo(
-    connection: Connection,
-    produto: Produto,
-    key: str | None,
-    sql: str,
-    *args: Any,
-    id: int | None = None,
-) -> Any:
-    """The row `sql` writes and returns, in a savepoint when it sets a code: a writer that
-    took the code after `_check_codigo` looked makes the unique index refuse it, and that is
-    CodigoTaken too, the transaction still usable."""
-    if key is None:
-        return await connection.fetchrow(sql, *args)
-    try:
-        async with connection.transaction():
-            return await connection.fetchrow(sql, *args)
-    except asyncpg.UniqueViolationError as refused:
-        if refused.constraint_name != "produtos_codigo":
-            raise
-        await _check_codigo(connection, produto, key, id)
-        raise
-
-
-async def _current(connection: Connection, id: int, versions: Collection[int] | None) -> Produto:
-    """The live product a write is about to change, locked, at one of the `versions` it
-    expects."""
-    row = await connection.fetchrow(
-        f"SELECT {_COLUMNS} FROM produtos WHERE id = $1 AND {_LIVE} FOR UPDATE", id
-    )
-    if row is None:
-        raise NotFound()
-    current = produto_of(row)
-    if versions is not None and current.versao not in versions:
-        raise storage.VersionConflict(current)
-    return current
-
-
-async def _mark_removed(
-    connection: Connection, current: Produto, autoria: Autoria, restored: bool = False
-) -> Produto:
-    """A removal (or a restore) as a new version of the product, and its event."""
-    now = time.time()
-    versao = await connection.fetchval(
-        "UPDATE produtos SET removido_em = $2, versao = versao + 1, atualizado_em = $3 "
-        "WHERE id = $1 RETURNING versao",
-        current.id,
-        None if restored else now,
-        now,
-    )
-    changed = current.model_copy(update={"versao": versao, "atualizado_em": now})
-    if restored:
-        await _record(connection, event_row("restaurado", changed, None, changed, autoria, now))
-    else:
-        await _record(connection, event_row("removido", changed, current, None, autoria, now))
-    return changed
-
-
-async def _record(connection: Connection, event: tuple[Any, ...]) -> None:
-    """The change's event (sql.event_row), in the change's own transaction, last:
-    see WRITING_EVENT."""
-    await connection.execute(WRITING_EVENT)
-    await connection.execute(
-        f"INSERT INTO eventos ({EVENT_COLUMNS}) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-        *event,
-    )
-
-
-def _fields(nome: str, descricao: str, preco: Any) -> str:
-    return historico.fields_json(
-        Produto.model_construct(nome=nome, descricao=descricao, preco=preco)
-    )

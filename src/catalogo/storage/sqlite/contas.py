@@ -16,8 +16,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from catalogo import storage
 from catalogo.domain import contas
-from catalogo.domain.contas import Failures, Papel, Principal, Sessao, Token, Usuario
-from catalogo.domain.errors import StorageUnavailable, Throttled, UnknownUser, UserExists
+from catalogo.domain.contas import (
+    Failures,
+    Papel,
+    Principal,
+    Sessao,
+    Throttled,
+    Token,
+    UnknownUser,
+    UserExists,
+    Usuario,
+)
+from catalogo.domain.errors import StorageUnavailable
 from catalogo.storage.sql import TOKEN_COLUMNS, TOKENS_FROM, USER_COLUMNS
 from catalogo.storage.sqlite.changes import Changes
 
