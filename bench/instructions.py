@@ -152,7 +152,7 @@ def seed(folder: Path) -> tuple[Path, str]:
     """A catalog of PRODUCTS products and one editor, by the code under test, and a token of
     theirs (bench/run's user)."""
     catalog = folder / "seeded.db"
-    token = with_a_user(seeded(f"sqlite:///{catalog}", PRODUCTS), CATALOGO)
+    token = with_a_user(seeded(f"sqlite:///{catalog}", PRODUCTS, CATALOGO), CATALOGO)
     if token is None:
         sys.exit("instructions: this revision has no accounts")
     return catalog, token
