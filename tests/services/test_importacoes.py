@@ -17,7 +17,7 @@ from catalogo.domain.errors import ChangedSince, CodigoTaken, ImportRefused
 from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto
 from catalogo.services import importacoes, previa
-from catalogo.services.produtos import csv_export
+from catalogo.services.exportacoes import csv_export
 from catalogo.storage import ImportClosed, Storage
 from catalogo.storage.paging import Cursor
 from tests.helpers import with_storage

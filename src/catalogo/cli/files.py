@@ -17,7 +17,7 @@ from catalogo.domain.busca import parse_pairs
 from catalogo.domain.errors import ChangedSince, NotFound
 from catalogo.domain.produtos import ROTULOS
 from catalogo.services import importacoes, previa
-from catalogo.services.produtos import csv_export, xlsx_export
+from catalogo.services.exportacoes import csv_export, xlsx_export
 from catalogo.storage import ImportClosed, Storage
 
 # How a command reaches the store: cli._with, bound to the settings.

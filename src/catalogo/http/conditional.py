@@ -22,6 +22,7 @@ from catalogo.domain.produtos import ID_PATTERN, Produto
 from catalogo.http import negotiation
 from catalogo.http.identity import AUDIENCE_PATTERN, audience
 from catalogo.http.negotiation import HTML
+from catalogo.services.produtos import Expected
 
 _OUR_ETAG = re.compile(
     rf'"({ID_PATTERN})-(?:json|h[0-9a-f]{{10}})(?:{AUDIENCE_PATTERN})"', re.ASCII
@@ -77,12 +78,10 @@ def accepted_versions(request: Request) -> Collection[int] | None:
     return _versions(header, weak=False)
 
 
-def expected_versions(request: Request, based_on: int | None) -> Collection[int] | None:
+def expected(request: Request, based_on: int | None = None) -> Expected:
     """The versions a write may find: If-Match's, the body's `versao`, or both at once."""
-    accepted = accepted_versions(request)
-    if based_on is None:
-        return accepted
-    return {based_on} if accepted is None else {based_on} & set(accepted)
+    if_match = negotiation.header(request, b"if-match") is not None
+    return Expected(if_match, accepted_versions(request), based_on)
 
 
 def _versions(header: str, weak: bool) -> set[int]:

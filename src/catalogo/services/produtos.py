@@ -5,18 +5,25 @@ domain/historico.py, domain/merge.py), the SQL in storage, and HTTP or the termi
 callers.
 """
 
-import asyncio
-from collections.abc import AsyncGenerator
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from catalogo.domain import historico
 from catalogo.domain.busca import IDS_MAXIMUM, Query, codigo_key
-from catalogo.domain.errors import Conflict
+from catalogo.domain.errors import (
+    CatalogoError,
+    Conflict,
+    NotFound,
+    PreconditionFailed,
+    ProductNotFound,
+    ProductRemoved,
+)
 from catalogo.domain.historico import Autoria
 from catalogo.domain.merge import Merge, merge
-from catalogo.domain.planilhas import CsvRows, Format, Workbook
 from catalogo.domain.produtos import Produto, keeping_codigo
+from catalogo.domain.text import format_moment
+from catalogo.services.idempotency import Created, create_once
 from catalogo.storage import Storage, VersionConflict
 from catalogo.storage.paging import Cursor
 
@@ -25,14 +32,36 @@ AUTHORS_READ = 200  # the events read to name who changed the product since v
 
 
 @dataclass(frozen=True)
-class Merged:
-    """Saved: the product, the fields taken from the others' changes, and who made them;
-    `changed` is false when the merge left the product as the others saved it."""
+class Expected:
+    """The versions a write may find, as the request says: If-Match was sent (`if_match`), the
+    versions its tags name (`accepted`; None when any will do), and the version the body was
+    based on (`based_on`, a form's or JSON's `versao`)."""
+
+    if_match: bool = False
+    accepted: Collection[int] | None = None
+    based_on: int | None = None
+
+    @property
+    def versions(self) -> Collection[int] | None:
+        """What storage checks in the write's own statement: If-Match's, `based_on`, or both."""
+        if self.based_on is None:
+            return self.accepted
+        return {self.based_on} if self.accepted is None else {self.based_on} & set(self.accepted)
+
+    def admits(self, versao: int | None) -> bool:
+        return self.accepted is None or versao in self.accepted
+
+
+@dataclass(frozen=True)
+class Updated:
+    """Saved: the product; whether the write `changed` it (fields it already had make no new
+    version); and for a merged edit, the fields taken from the others' changes (`theirs`) and
+    who made them."""
 
     produto: Produto
-    theirs: tuple[str, ...]
-    autores: list[str]
     changed: bool = True
+    theirs: tuple[str, ...] = ()
+    autores: list[str] = field(default_factory=list)
 
 
 class MergeConflict(Conflict):
@@ -53,6 +82,79 @@ class Since(NamedTuple):
     autores: list[str]
 
 
+async def create(
+    storage: Storage, produto: Produto, autoria: Autoria, key: str | None = None, media: str = ""
+) -> Created:
+    """A new product; with an Idempotency-Key (`key`, for a request made as `media`), once per
+    key, a retry answered with the product as the first request made it (services/idempotency.py).
+    Raises CodigoTaken."""
+    if key is None:
+        return Created(await storage.create(produto, autoria))
+    return await create_once(storage, key, media, produto, autoria)
+
+
+async def update(
+    storage: Storage,
+    id: int,
+    produto: Produto,
+    expected: Expected,
+    autoria: Autoria,
+    merging: bool = False,
+) -> Updated:
+    """Product `id` saved as `produto`, if it is at a version `expected` allows. One that has
+    moved on past If-Match is PreconditionFailed; past `based_on`, a VersionConflict, unless
+    `merging` (a person's form) and If-Match allows what is saved now: then the edit is merged
+    with it (save_merged). Raises ProductNotFound, ProductRemoved, MergeConflict, CodigoTaken."""
+    try:
+        saved = await storage.update(id, produto, expected.versions, autoria)
+    except NotFound:
+        raise await missing(storage, id, expected) from None
+    except VersionConflict as failure:
+        if not expected.admits(failure.current.versao):
+            raise PreconditionFailed() from None
+        if not merging or expected.based_on is None:
+            raise
+        try:
+            return await save_merged(storage, produto, expected.based_on, failure.current, autoria)
+        except NotFound:
+            raise await missing(storage, id, expected) from None
+    return Updated(saved.produto, saved.changed)
+
+
+async def remove(storage: Storage, id: int, expected: Expected, autoria: Autoria) -> Produto:
+    """Product `id` removed (to the trash), if it is at a version `expected` allows: otherwise
+    PreconditionFailed (past If-Match) or VersionConflict (past `based_on`). Raises
+    ProductNotFound or ProductRemoved."""
+    try:
+        return await storage.delete(id, expected.versions, autoria)
+    except NotFound:
+        raise await missing(storage, id, expected) from None
+    except VersionConflict as failure:
+        if not expected.admits(failure.current.versao):
+            raise PreconditionFailed() from None
+        raise
+
+
+async def restore(storage: Storage, id: int, autoria: Autoria) -> Produto:
+    """A removed product back, with its id and a new version. Raises ProductNotFound, or
+    NotRemoved with the product as it is."""
+    try:
+        return await storage.restore(id, autoria)
+    except NotFound:
+        raise ProductNotFound(id) from None
+
+
+async def missing(storage: Storage, id: int, expected: Expected | None = None) -> CatalogoError:
+    """Why product `id` is not there: removed (when, by whom) or never made. Under If-Match
+    nothing can match (RFC 9110 §13.1.1)."""
+    if expected is not None and expected.if_match:
+        return PreconditionFailed()
+    removal = await storage.removed(id)
+    if removal is not None:
+        return ProductRemoved(id, format_moment(removal.removido_em), removal.quem)
+    return ProductNotFound(id)
+
+
 async def since(storage: Storage, id: int, based_on: int) -> Since:
     found = await storage.versions(id, based_on, AUTHORS_READ)
     base = found[0].depois if found and found[0].versao == based_on else None
@@ -65,7 +167,7 @@ async def save_merged(
     based_on: int,
     current: Produto,
     autoria: Autoria,
-) -> Merged:
+) -> Updated:
     """An edit opened at version `based_on`, merged (domain/merge.py) with the product as saved now
     and saved; merged again from `based_on` if another write lands first. Raises
     MergeConflict (also when the product kept moving through every attempt) or NotFound
@@ -82,39 +184,9 @@ async def save_merged(
         except VersionConflict as overtaken:
             current = overtaken.current
             continue
-        return Merged(saved.produto, merged.theirs, autores, saved.changed)
+        return Updated(saved.produto, saved.changed, merged.theirs, autores)
     # Overtaken every time: the person decides, every field that differs laid out.
     raise MergeConflict(merge(None, typed, current), current, [])
-
-
-async def csv_export(storage: Storage, query: Query, kind: Format) -> AsyncGenerator[bytes, None]:
-    """`query`'s products as a CSV file (domain/planilhas.py), in pieces. The first holds the header
-    and the first chunk, so that what fails before it (QueryTimeout) fails before a byte is sent."""
-    rows = CsvRows(kind)
-    chunks = storage.export(query)
-    try:
-        first: list[Produto] = await anext(chunks, [])
-        yield rows.header() + rows.rows(first)
-        async for chunk in chunks:
-            yield rows.rows(chunk)
-    finally:
-        await chunks.aclose()
-
-
-async def xlsx_export(storage: Storage, query: Query) -> str:
-    """The path of an xlsx file of `query`'s products, written off the event loop (XlsxWriter
-    is pure Python); the caller removes it. Raises TooManyRows or QueryTimeout."""
-    book = await asyncio.to_thread(Workbook)
-    chunks = storage.export(query)
-    try:
-        async for chunk in chunks:
-            await asyncio.to_thread(book.add, chunk)
-        return await asyncio.to_thread(book.close)
-    except BaseException:
-        await asyncio.to_thread(book.discard)
-        raise
-    finally:
-        await chunks.aclose()
 
 
 async def live(

@@ -23,7 +23,7 @@ from catalogo.http.listing import Listing
 from catalogo.http.negotiation import VARY
 from catalogo.http.pages import templating
 from catalogo.http.resources import Prepared, raw, shared_of, write_cookie
-from catalogo.services.produtos import Merged
+from catalogo.services.produtos import Updated
 
 COOKIE = "aviso"
 LIFETIME_S = 60
@@ -70,14 +70,20 @@ def to_the_list(
     kind: str,
     produto: Produto,
     listing: Listing,
-    merged: Merged | None = None,
     back: str | None = None,
 ) -> Response:
     """The browser's answer to a write: the list page it came from (or `back`, another page of
-    ours), with a notice of what was done (for a merged edit, which fields came from whom)."""
-    if merged is not None and merged.theirs and merged.changed:
-        kind = f"mesclado:{','.join(merged.theirs)}:{','.join(merged.autores[: _NAMED + 1])}"
+    ours), with a notice of what was done."""
     return redirect(request, back or listing.url, f"{kind}:{produto.id}:{produto.nome}", VARY)
+
+
+def after_update(request: Request, updated: Updated, listing: Listing) -> Response:
+    """to_the_list after an edit: whether it changed anything, and for a merged edit, which
+    fields came from whom."""
+    kind = "atualizado" if updated.changed else "inalterado"
+    if updated.theirs and updated.changed:
+        kind = f"mesclado:{','.join(updated.theirs)}:{','.join(updated.autores[: _NAMED + 1])}"
+    return to_the_list(request, kind, updated.produto, listing)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain import historico
-from catalogo.domain.errors import BadRequest, NotFound, NothingToRestore, ProductNotFound
+from catalogo.domain.errors import BadRequest, NothingToRestore, ProductNotFound
 from catalogo.domain.produtos import parse_id, representation
 from catalogo.domain.text import as_datetime
 from catalogo.http.access import Need
@@ -32,6 +32,7 @@ from catalogo.http.resources import (
     page_links,
     shared_of,
 )
+from catalogo.services import produtos
 from catalogo.storage import NotRemoved
 from catalogo.storage.paging import Cursor
 
@@ -130,9 +131,9 @@ class RestauracaoResource(Resource):
                 if named is not None:  # rebuilt from its parsed cursors, never echoed
                     trash = Paging.returning_to(form, named, "dos removidos").at(TRASH_PATH)
         try:
-            restored = await shared_of(request).storage.restore(id, autoria_of(request, media))
-        except NotFound:
-            raise ProductNotFound(id) from None
+            restored = await produtos.restore(
+                shared_of(request).storage, id, autoria_of(request, media)
+            )
         except NotRemoved as failure:
             if media == JSON:
                 return conflict(request, NOT_REMOVED, failure.current)

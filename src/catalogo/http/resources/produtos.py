@@ -14,7 +14,7 @@ answer (services/idempotency.py).
 """
 
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any
 
 import orjson
 from starlette.exceptions import HTTPException
@@ -25,14 +25,9 @@ from catalogo.domain.errors import (
     BadRequest,
     CodigoTaken,
     ListingError,
-    NotFound,
-    PreconditionFailed,
-    ProductNotFound,
-    ProductRemoved,
     QueryTimeout,
     TooManyRows,
 )
-from catalogo.domain.historico import Autoria
 from catalogo.domain.planilhas import CSV, XLSX, Format
 from catalogo.domain.produtos import (
     CAMPOS,
@@ -43,7 +38,6 @@ from catalogo.domain.produtos import (
     representation,
     validate,
 )
-from catalogo.domain.text import format_moment
 from catalogo.http import conditional
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, read_form, read_json
@@ -51,7 +45,7 @@ from catalogo.http.identity import visitor
 from catalogo.http.listing import RETURN_PARAMETER, Listing, parse_formato
 from catalogo.http.negotiation import HTML, JSON, VARY, body_is_json, header
 from catalogo.http.pages.list_pages import Found, list_page, typed
-from catalogo.http.pages.notices import to_the_list
+from catalogo.http.pages.notices import after_update, to_the_list
 from catalogo.http.pages.produto_pages import (
     EMPTY_FORM,
     changes_between,
@@ -79,8 +73,8 @@ from catalogo.http.resources import (
     shared_of,
 )
 from catalogo.http.resources.exportacoes import export_response
-from catalogo.services import idempotency
-from catalogo.services.produtos import MergeConflict, save_merged, since
+from catalogo.services import produtos
+from catalogo.services.produtos import MergeConflict
 from catalogo.storage import VersionConflict
 from catalogo.storage.paging import COUNT_CAP, COUNT_EXACT, Cursor
 
@@ -168,13 +162,11 @@ class ProdutosResource(Resource):
             body = orjson.dumps(representation(created), option=JSON_OPTIONS)
             return Prepared(201, raw(headers), body, JSON)
 
-        storage = shared_of(request).storage
         key = idempotency_key(request)
-        autoria = autoria_of(request, media)
         try:
-            if key is None:
-                return answer(await storage.create(produto, autoria))
-            created = await idempotency.create_once(storage, key, media, produto, autoria)
+            created = await produtos.create(
+                shared_of(request).storage, produto, autoria_of(request, media), key, media
+            )
         except CodigoTaken as taken:
             return _refused_new(request, media, submitted, _taken(taken))
         response = answer(created.produto)
@@ -202,7 +194,7 @@ class ProdutoResource(Resource):
         produto = await shared_of(request).storage.get(id)
         conditional.check(request, produto)
         if produto is None:
-            raise await _not_found(request, id)
+            raise await produtos.missing(shared_of(request).storage, id)
         tag = etag(request, produto, media)["ETag"]
         if conditional.not_modified(request, tag):
             return Response(
@@ -222,22 +214,23 @@ class ProdutoResource(Resource):
         produto, problems = validate(submitted.fields)
         if produto is None:
             return await _refused_edit(request, media, submitted, problems)
-        autoria = autoria_of(request, media)
+        storage = shared_of(request).storage
+        expected = conditional.expected(request, submitted.based_on)
         try:
-            updated, changed = await storage.update(
-                id, produto, conditional.expected_versions(request, submitted.based_on), autoria
+            updated = await produtos.update(
+                storage, id, produto, expected, autoria_of(request, media), merging=media == HTML
             )
-        except (NotFound, VersionConflict) as failure:
-            if _mergeable(failure, request, media, submitted):
-                return await _merged(request, produto, submitted, failure.current, autoria)
-            return await _failed_write(request, media, failure, submitted)
+        except VersionConflict as failure:
+            return conflict(request, EDIT_CONFLICT, failure.current)
+        except MergeConflict as clash:
+            return conflict_page(visitor(request), clash, submitted.listing)
         except CodigoTaken as taken:
             return await _refused_edit(request, media, submitted, _taken(taken))
         if media == HTML:
-            kind = "atualizado" if changed else "inalterado"
-            return to_the_list(request, kind, updated, submitted.listing)
+            return after_update(request, updated, submitted.listing)
         return json_response(
-            representation(updated), headers={**etag(request, updated, JSON), **VARY}
+            representation(updated.produto),
+            headers={**etag(request, updated.produto, JSON), **VARY},
         )
 
     async def delete(self, request: Request) -> Response:
@@ -247,11 +240,13 @@ class ProdutoResource(Resource):
         if conditional.has_preconditions(request):
             conditional.check(request, await storage.get(id))
         submitted = await _removal(request)
-        expected = conditional.expected_versions(request, submitted.based_on)
+        expected = conditional.expected(request, submitted.based_on)
         try:
-            removed = await storage.delete(id, expected, autoria_of(request, media))
-        except (NotFound, VersionConflict) as failure:
-            return await _failed_write(request, media, failure, submitted, removal=True)
+            removed = await produtos.remove(storage, id, expected, autoria_of(request, media))
+        except VersionConflict as failure:
+            if media == JSON or submitted.based_on is None:
+                return conflict(request, EDIT_CONFLICT, failure.current)
+            return await _removal_refused(request, failure.current, submitted)
         if media == HTML:
             return to_the_list(request, "removido", removed, submitted.listing)
         return Response(status_code=204, headers=VARY)
@@ -302,55 +297,11 @@ def _counts_asked(request: Request) -> bool:
     )
 
 
-def _mergeable(
-    failure: NotFound | VersionConflict, request: Request, media: str, submitted: _Submitted
-) -> TypeGuard[VersionConflict]:
-    """A person's form that names the version it was opened at is merged
-    (services.produtos.save_merged), unless an `If-Match` it also sent fails; JSON keeps strict
-    versions."""
-    if not isinstance(failure, VersionConflict) or media != HTML or submitted.based_on is None:
-        return False
-    accepted = conditional.accepted_versions(request)
-    return accepted is None or failure.current.versao in accepted
-
-
-async def _merged(
-    request: Request, typed: Produto, submitted: _Submitted, current: Produto, autoria: Autoria
-) -> Response:
-    assert submitted.based_on is not None  # noqa: S101 - _mergeable checked it
-    storage = shared_of(request).storage
-    try:
-        merged = await save_merged(storage, typed, submitted.based_on, current, autoria)
-    except MergeConflict as conflict:
-        return conflict_page(visitor(request), conflict, submitted.listing)
-    except CodigoTaken as taken:
-        return await _refused_edit(request, HTML, submitted, _taken(taken))
-    except NotFound:
-        raise await _not_found(request, request.path_params["id"]) from None
-    kind = "atualizado" if merged.changed else "inalterado"
-    return to_the_list(request, kind, merged.produto, submitted.listing, merged)
-
-
-async def _failed_write(
-    request: Request,
-    media: str,
-    failure: NotFound | VersionConflict,
-    submitted: _Submitted,
-    removal: bool = False,
-) -> Response:
-    """A write that found no product is 404 (412 under If-Match); one that found it moved on
-    past If-Match is 412, and past the body's `versao` it is 409 and what is saved now (for a
-    person's removal, with what changed since the version they saw)."""
-    if isinstance(failure, NotFound):
-        raise await _not_found(request, request.path_params["id"])
-    current = failure.current
-    accepted = conditional.accepted_versions(request)
-    if accepted is not None and current.versao not in accepted:
-        raise PreconditionFailed()
-    if media == JSON or not removal or submitted.based_on is None:
-        return conflict(request, EDIT_CONFLICT, current)
-    assert current.id is not None  # noqa: S101 - read from the database
-    base, autores = await since(shared_of(request).storage, current.id, submitted.based_on)
+async def _removal_refused(request: Request, current: Produto, submitted: _Submitted) -> Response:
+    """409 for a person's removal of a product that moved on since their page: what is saved
+    now, with what changed since the version they saw."""
+    assert current.id is not None and submitted.based_on is not None  # noqa: S101 - checked
+    base, autores = await produtos.since(shared_of(request).storage, current.id, submitted.based_on)
     changes = changes_between(base, current)
     return removal_refused_page(visitor(request), current, changes, autores, submitted.listing)
 
@@ -391,16 +342,8 @@ def _version(value: Any) -> int | None:
 
 async def _existing(request: Request) -> Produto:
     id = request.path_params["id"]
-    produto = await shared_of(request).storage.get(id)
+    storage = shared_of(request).storage
+    produto = await storage.get(id)
     if produto is None:
-        raise await _not_found(request, id)
+        raise await produtos.missing(storage, id, conditional.expected(request))
     return produto
-
-
-async def _not_found(request: Request, id: int) -> Exception:
-    if header(request, b"if-match") is not None:  # RFC 9110 §13.1.1: nothing can match
-        return PreconditionFailed()
-    removal = await shared_of(request).storage.removed(id)
-    if removal is not None:
-        return ProductRemoved(id, format_moment(removal.removido_em), removal.quem)
-    return ProductNotFound(id)
