@@ -14,17 +14,18 @@ anchor: choose products, choose an action, read what it would do, confirm.
 """
 
 import asyncio
+import dataclasses
 import hashlib
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from catalogo.domain import lotes
 from catalogo.domain.busca import Query, parse_pairs
 from catalogo.domain.errors import Conflict, NotFound
 from catalogo.domain.historico import Autoria
-from catalogo.domain.lotes import BatchUndone, LoteInvalido, Pedido
+from catalogo.domain.lotes import BatchRefused, BatchUndone, LoteInvalido, Pedido
 from catalogo.domain.produtos import Produto
 from catalogo.services.produtos import live
 from catalogo.storage import Storage, VersionConflict, Write
@@ -66,6 +67,84 @@ class BatchMoved(Conflict):
             "gravado. Esta é a confirmação refeita agora: confira e confirme de novo."
         )
         self.ids = ids
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A batch as a form or a program asks for it: what to do (`pedido`), and which products:
+    a confirmation's selection (`selecao`), or ids (with the versions a program saw them at,
+    `versoes`), or every product of a list's search (`busca`, its query string)."""
+
+    pedido: Pedido
+    ids: list[int] = field(default_factory=list)
+    versoes: dict[int, int] = field(default_factory=dict)
+    busca: str | None = None
+    selecao: str | None = None
+
+    @property
+    def named(self) -> str:
+        """Which products a keyed request names, as written: its selection, ids or search."""
+        if self.selecao:
+            return self.selecao
+        return f"{sorted(self.ids)} {self.busca or ''}"
+
+
+class Confirmed(NamedTuple):
+    """A batch written: its id, how many products it wrote, and whether this request wrote
+    them (`now`; False for a replay of one that already had)."""
+
+    lote: str
+    total: int
+    now: bool
+
+
+async def preview(storage: Storage, asked: Asked, asker: str, most: int) -> Plan:
+    """What the batch would do (nothing written): the confirmation's content. Raises
+    LoteInvalido."""
+    produtos = await selected(storage, asked.ids or None, asked.busca, most)
+    return await asyncio.to_thread(plan, asked.pedido, produtos, asker)
+
+
+async def confirm_asked(
+    storage: Storage, asked: Asked, asker: str, keyed: bool, autoria: Autoria, most: int
+) -> Confirmed:
+    """The batch written (`confirm`): the confirmation's selection, or for a program that
+    confirms at once, what the plan of its ids or search would change. A request with an
+    Idempotency-Key (`keyed`) names its batch by what it asks, so that its retry is a replay
+    even when the products it named have changed since. Raises BatchMoved or LoteInvalido."""
+    keyed_id = batch_id(asker, asked.pedido, asked.named) if keyed else None
+    if keyed_id and await applied(storage, keyed_id):
+        return Confirmed(keyed_id, await written(storage, keyed_id, most), False)
+    seen = await _seen(storage, asked, most)
+    lote = keyed_id or batch_id(asker, asked.pedido, lotes.selection(seen))
+    count, now = await confirm(storage, asked.pedido, seen, lote, autoria)
+    return Confirmed(lote, count, now)
+
+
+async def replan(storage: Storage, asked: Asked, asker: str, most: int, moved: BatchMoved) -> Plan:
+    """After BatchMoved: the confirmation made again, of the same search or of the same
+    products (those that are left). Raises BatchRefused when none is left."""
+    if asked.selecao and not asked.busca:
+        ids = [id for id, _ in lotes.parse_selection(asked.selecao, most)]
+        asked = dataclasses.replace(asked, ids=ids)
+    try:
+        return await preview(storage, asked, asker, most)
+    except LoteInvalido as gone:
+        raise BatchRefused(f"{moved.message} {gone}") from None
+
+
+async def _seen(storage: Storage, asked: Asked, most: int) -> list[tuple[int, int]]:
+    """Each product to write, and the version it must still be at: the confirmation's
+    selection, or (a program confirming at once) what the plan of the ids or the search it
+    sent would change, at the versions it sent or else as they are now."""
+    if asked.selecao:
+        return lotes.parse_selection(asked.selecao, most)
+    produtos = await selected(storage, asked.ids or None, asked.busca, most)
+    planned = plan(asked.pedido, produtos, "")
+    return [
+        (i.produto.id or 0, asked.versoes.get(i.produto.id or 0, i.produto.versao or 0))
+        for i in planned.itens
+    ]
 
 
 def batch_id(asker: str, pedido: Pedido, which: str) -> str:

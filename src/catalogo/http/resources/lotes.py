@@ -17,10 +17,7 @@ from catalogo.domain.lotes import (
     BatchNotFound,
     BatchRefused,
     LoteInvalido,
-    Pedido,
     parse_pedido,
-    parse_selection,
-    selection,
 )
 from catalogo.domain.produtos import parse_id
 from catalogo.http.access import Need
@@ -60,6 +57,7 @@ class LoteResource(Resource):
     async def post(self, request: Request) -> Response:
         media = negotiate(request)
         shared = shared_of(request)
+        storage = shared.storage
         asked = await _asked(request)
         listing = Listing.returning_to(asked)
         most = shared.settings.batch_max
@@ -70,36 +68,40 @@ class LoteResource(Resource):
             pedido = parse_pedido(
                 asked.get("acao", ""), asked.get("percentual"), asked.get("preco")
             )
-            if asked.get("confirmar") and (asked.get("selecao") or media == JSON):
-                keyed = lotes.batch_id(asker, pedido, _named(asked)) if key else None
-                if keyed and await lotes.applied(shared.storage, keyed):
-                    lote, count, now = (
-                        keyed,
-                        await lotes.written(shared.storage, keyed, most),
-                        False,
-                    )
-                else:
-                    seen = await _seen(shared.storage, pedido, asked, most)
-                    lote = keyed or lotes.batch_id(asker, pedido, selection(seen))
-                    count, now = await lotes.confirm(
-                        shared.storage, pedido, seen, lote, autoria_of(request, media)
-                    )
-                if media == HTML:
-                    return after_batch(request, listing, lote, pedido.acao, count)
-                body = {"lote": lote, "total": count, "links": _links(lote)}
-                replayed = {"Idempotent-Replayed": "true"} if not now and key else {}
-                return json_response(body, headers={**_NO_STORE, **replayed})
-            produtos = await lotes.selected(
-                shared.storage, asked.get("ids"), asked.get("busca"), most
+            batch = lotes.Asked(
+                pedido,
+                asked["ids"],
+                asked.get("versoes", {}),
+                asked.get("busca"),
+                asked.get("selecao") or None,
             )
+            if asked.get("confirmar") and (batch.selecao or media == JSON):
+                done = await lotes.confirm_asked(
+                    storage, batch, asker, key is not None, autoria_of(request, media), most
+                )
+                if media == HTML:
+                    return after_batch(request, listing, done.lote, pedido.acao, done.total)
+                body = {"lote": done.lote, "total": done.total, "links": _links(done.lote)}
+                replayed = {"Idempotent-Replayed": "true"} if not done.now and key else {}
+                return json_response(body, headers={**_NO_STORE, **replayed})
+            planned = await lotes.preview(storage, batch, asker, most)
         except LoteInvalido as invalid:
             if media == HTML:  # the list's search again, with what was wrong
                 sent = typed(ImmutableMultiDict(urllib.parse.parse_qsl(listing.search)))
                 return list_page(request, None, sent, ListingError(str(invalid)), None, 422)
             raise BatchRefused(str(invalid)) from None
         except lotes.BatchMoved as moved:
-            return await _moved(request, media, pedido, asked, asker, moved.ids, listing)
-        planned = await asyncio.to_thread(lotes.plan, pedido, produtos, asker)
+            fresh = await lotes.replan(storage, batch, asker, most, moved)
+            if media == JSON:
+                return problem_for(
+                    request,
+                    409,
+                    moved.message,
+                    _NO_STORE,
+                    produtos=moved.ids,
+                    lote=lotes.representation(fresh),
+                )
+            return await _confirmation(request, fresh, asked, listing, moved.message, 409)
         if media == JSON:
             return json_response(lotes.representation(planned), headers=_NO_STORE)
         return await _confirmation(request, planned, asked, listing)
@@ -152,59 +154,8 @@ def _ids_of_json(value: Any) -> tuple[list[int], dict[int, int]]:
     return ids, versoes
 
 
-async def _seen(
-    storage: Any, pedido: Pedido, asked: dict[str, Any], most: int
-) -> list[tuple[int, int]]:
-    """Each product to write, and the version it must still be at: the confirmation's
-    selection, or (a program confirming at once) what the plan of the ids or the search it
-    sent would change, at the versions it sent or else as they are now."""
-    if asked.get("selecao"):
-        return parse_selection(asked["selecao"], most)
-    produtos = await lotes.selected(storage, asked.get("ids"), asked.get("busca"), most)
-    versoes = asked.get("versoes", {})
-    planned = lotes.plan(pedido, produtos, "")
-    return [
-        (i.produto.id or 0, versoes.get(i.produto.id, i.produto.versao or 0)) for i in planned.itens
-    ]
-
-
-def _named(asked: dict[str, Any]) -> str:
-    """Which products a keyed request names, as written: its selection, ids or search."""
-    if asked.get("selecao"):
-        return str(asked["selecao"])
-    return f"{sorted(asked.get('ids', []))} {asked.get('busca', '')}"
-
-
 def _links(lote: str) -> dict[str, str]:
     return {"self": f"{BATCHES_PATH}/{lote}", "reversao": f"{BATCHES_PATH}/{lote}/reversao"}
-
-
-async def _moved(
-    request: Request,
-    media: str,
-    pedido: Pedido,
-    asked: dict[str, Any],
-    asker: str,
-    ids: list[int],
-    listing: Listing,
-) -> Response:
-    """409: nothing written, and the confirmation made again, of the same search or of the
-    same products (those that are left)."""
-    said = lotes.BatchMoved(ids).message
-    shared = shared_of(request)
-    most = shared.settings.batch_max
-    if asked.get("selecao") and not asked.get("busca"):
-        asked = {**asked, "ids": [id for id, _ in parse_selection(asked["selecao"], most)]}
-    try:
-        produtos = await lotes.selected(shared.storage, asked.get("ids"), asked.get("busca"), most)
-    except LoteInvalido as gone:
-        raise BatchRefused(f"{said} {gone}") from None
-    fresh = await asyncio.to_thread(lotes.plan, pedido, produtos, asker)
-    if media == JSON:
-        return problem_for(
-            request, 409, said, _NO_STORE, produtos=ids, lote=lotes.representation(fresh)
-        )
-    return await _confirmation(request, fresh, asked, listing, said, 409)
 
 
 async def _confirmation(
