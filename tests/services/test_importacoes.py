@@ -13,12 +13,19 @@ from hypothesis import strategies as st
 
 from catalogo.domain.busca import Query
 from catalogo.domain.contas import Passwords
-from catalogo.domain.errors import ChangedSince, CodigoTaken, ImportRefused
+from catalogo.domain.errors import (
+    ChangedSince,
+    CodigoTaken,
+    ImportExpired,
+    ImportNotApplied,
+    ImportRefused,
+    ImportUndone,
+)
 from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto
 from catalogo.services import importacoes, previa
 from catalogo.services.exportacoes import csv_export
-from catalogo.storage import ImportClosed, Storage
+from catalogo.storage import Storage
 from catalogo.storage.paging import Cursor
 from tests.helpers import with_storage
 
@@ -137,7 +144,7 @@ def test_an_import_undone_gives_back_what_it_changed_once_and_never_over_a_later
         caneca = await storage.create(Produto(nome="Caneca", preco=Decimal(10)), CLI)
         data = csv_of("id;preco", f"{caneca.id};12,00")
         staged, _ = await importacoes.stage(storage, data, "utf-8", "a.csv", CLI, time.time())
-        with pytest.raises(ImportClosed):  # not applied yet
+        with pytest.raises(ImportNotApplied):
             await importacoes.undo(storage, staged.id, CLI, time.time())
         await importacoes.confirm(storage, staged.id, CLI, None, time.time())
         later = csv_of("id;nome", f"{caneca.id};Caneca nova")
@@ -151,7 +158,7 @@ def test_an_import_undone_gives_back_what_it_changed_once_and_never_over_a_later
         assert count == 1 and undone.estado == "desfeita"
         back = await storage.get(caneca.id or 0)
         assert back is not None and (back.nome, back.preco) == ("Caneca", Decimal(10))
-        with pytest.raises(ImportClosed):
+        with pytest.raises(ImportUndone):
             await importacoes.undo(storage, staged.id, CLI, time.time())
 
     with_storage(database, test)
@@ -165,7 +172,7 @@ def test_a_dry_run_past_its_hour_cannot_be_confirmed_and_its_rows_are_forgotten(
         data = csv_of("nome;preco", "Copo;3,00")
         old, _ = await importacoes.stage(storage, data, "utf-8", "a.csv", CLI, long_ago)
         assert importacoes.estado(old, time.time()) == "expirada"
-        with pytest.raises(ImportClosed):
+        with pytest.raises(ImportExpired):
             await importacoes.confirm(storage, old.id, CLI, None, time.time())
         await importacoes.stage(storage, data, "utf-8", "b.csv", CLI, time.time())
         assert await storage.import_lines(old.id, "novo", 0, 10) == []

@@ -14,11 +14,17 @@ import orjson
 
 from catalogo.domain import historico
 from catalogo.domain.busca import parse_pairs
-from catalogo.domain.errors import ChangedSince, NotFound
+from catalogo.domain.errors import (
+    ChangedSince,
+    ImportExpired,
+    ImportNotApplied,
+    ImportUndone,
+    NotFound,
+)
 from catalogo.domain.produtos import ROTULOS
 from catalogo.services import importacoes, previa
 from catalogo.services.exportacoes import csv_export, xlsx_export
-from catalogo.storage import ImportClosed, Storage
+from catalogo.storage import Storage
 
 # How a command reaches the store: cli._with, bound to the settings.
 Run = Callable[[Callable[[Storage], Awaitable[Any]]], Any]
@@ -30,6 +36,12 @@ LIST_OPTIONS = {
     "preco_min": "só deste preço para cima",
     "preco_max": "só deste preço para baixo",
 }
+
+
+def sentence(message: str) -> str:
+    """A refusal as the pages word it, as a line of the terminal says it: "não há usuário
+    «ana»" for "Não há usuário «ana».", so that both read from one source."""
+    return message[0].lower() + message[1:].removesuffix(".")
 
 
 def plural(count: int, one: str, more: str) -> str:
@@ -113,15 +125,10 @@ def undo(args: argparse.Namespace, run: Run) -> None:
         )
     except NotFound:
         sys.exit(f"catalogo: não há importação {args.lote}")
-    except ImportClosed as closed:
-        state = {"preparada": "não foi aplicada", "desfeita": "já foi desfeita"}
-        sys.exit(f"catalogo: nada foi desfeito: a importação {state[closed.importacao.estado]}")
     except ChangedSince as moved:
-        sys.exit(
-            f"catalogo: nada foi desfeito: {plural(len(moved.ids), 'o produto', 'os produtos')} "
-            f"{', '.join(map(str, moved.ids))} "
-            f"{plural(len(moved.ids), 'mudou', 'mudaram')} depois da importação"
-        )
+        sys.exit(f"catalogo: {sentence(moved.message)}")
+    except (ImportNotApplied, ImportUndone, ImportExpired) as closed:
+        sys.exit(f"catalogo: nada foi desfeito: {sentence(closed.message)}")
     print(
         f"catalogo: importação {args.lote} desfeita: {undone} "
         f"{plural(undone, 'produto voltou', 'produtos voltaram')} ao que eram antes dela"

@@ -22,7 +22,13 @@ from catalogo.cli import files
 from catalogo.cli.files import plural
 from catalogo.cli.serve import may_listen, serve
 from catalogo.domain import contas, historico, planilhas, produtos
-from catalogo.domain.contas import ContaInvalida, Passwords, UnknownUser, UserChange, UserExists
+from catalogo.domain.contas import (
+    ContaInvalida,
+    Passwords,
+    UnknownToken,
+    UnknownUser,
+    UserExists,
+)
 from catalogo.domain.errors import (
     ImportRefused,
     ListingError,
@@ -32,7 +38,13 @@ from catalogo.domain.errors import (
 )
 from catalogo.domain.keyring import Keyring, new_key
 from catalogo.runtime.settings import TRASH_DAYS_MAX, Settings, SettingsError
-from catalogo.services.contas import change_password, create_user, issue_token
+from catalogo.services.contas import (
+    change_password,
+    create_user,
+    deactivate,
+    issue_token,
+    revoke_token,
+)
 from catalogo.services.importacoes import ImportMoved
 from catalogo.services.webhooks import reseal_secrets
 from catalogo.storage import Storage, migrations, open_storage
@@ -207,7 +219,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"catalogo: {error}")
     except (StorageUnavailable, OSError) as error:
         sys.exit(f"catalogo: o banco de dados não responde ({error})")
-    except (ContaInvalida, UserExists, UnknownUser, ListingError, ImportRefused) as error:
+    except (
+        ContaInvalida,
+        UserExists,
+        UnknownUser,
+        UnknownToken,
+        ListingError,
+        ImportRefused,
+    ) as error:
         sys.exit(f"catalogo: {_said(error)}")
     except ImportMoved:
         sys.exit(
@@ -232,11 +251,13 @@ def _with(settings: Settings, work: Callable[[Storage], Awaitable[T]]) -> T:
     return asyncio.run(run())
 
 
+# Refusals the terminal words as the pages do (_said).
+_REFUSALS = (ContaInvalida, UserExists, UnknownUser, UnknownToken, ListingError, ImportRefused)
+
+
 def _said(error: Exception) -> str:
-    if isinstance(error, UserExists):
-        return f"já existe o usuário «{error}»"
-    if isinstance(error, UnknownUser):
-        return f"não há usuário «{error}»"
+    if isinstance(error, (UserExists, UnknownUser, UnknownToken)):
+        return files.sentence(error.message)
     return str(error)
 
 
@@ -252,7 +273,7 @@ def _usuarios(settings: Settings, args: argparse.Namespace) -> None:
         return
     nome = contas.parse_nome(args.nome)
     if args.action == "desativar":
-        _with(settings, lambda storage: storage.update_user(nome, UserChange(ativo=False)))
+        _with(settings, lambda storage: deactivate(storage, nome))
         print(
             f"catalogo: {nome} desativado; as sessões dele acabaram, os tokens dele não valem mais"
         )
@@ -275,7 +296,7 @@ def _new_password(from_stdin: bool) -> str:
         raise ContaInvalida("não há terminal onde pedir a senha: use --senha-stdin")
     senha = contas.parse_senha(getpass.getpass("Senha: "))
     if getpass.getpass("Repita a senha: ") != senha:
-        raise ContaInvalida("As senhas digitadas não são iguais.")
+        raise ContaInvalida(contas.PASSWORDS_DIFFER)
     return senha
 
 
@@ -287,11 +308,7 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
             f"{'último uso':<16} {'estado':<8} nome"
         )
         for token in tokens:
-            state = (
-                "revogado"
-                if token.revogado_em
-                else ("expirado" if token.expira_em and token.expira_em <= time.time() else "ativo")
-            )
+            state = token.state(time.time())
             print(
                 f"{token.id:>5} {token.usuario:<20} {token.papel:<7} "
                 f"{_when(token.criado_em):<16} {_when(token.expira_em):<16} "
@@ -299,9 +316,7 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
             )
         return
     if args.action == "revogar":
-        revoked = _with(settings, lambda storage: storage.revoke_token(args.id, time.time()))
-        if revoked is None:
-            sys.exit(f"catalogo: não há token com o número {args.id}")
+        revoked = _with(settings, lambda storage: revoke_token(storage, args.id))
         print(f"catalogo: token {args.id} ({revoked.nome}) revogado")
         return
     token, secret = _with(

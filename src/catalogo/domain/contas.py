@@ -150,6 +150,14 @@ class Token:
     usado_em: float | None
     revogado_em: float | None
 
+    def state(self, now: float) -> str:
+        """What the token is now, as the tokens page and `catalogo tokens listar` say it."""
+        if self.revogado_em:
+            return "revogado"
+        if self.expira_em and self.expira_em <= now:
+            return "expirado"
+        return "ativo"
+
 
 class ContaInvalida(Invalid, ValueError):
     """A name, password, role or token label we will not take; the message says why."""
@@ -344,9 +352,34 @@ class SessionNeeded(Forbidden):
 class UnknownUser(NotFound):
     """No user has that name."""
 
+    def __init__(self, nome: str) -> None:
+        super().__init__(f"Não há usuário «{nome:.64}».")
+        self.nome = nome
+
 
 class UserExists(Invalid):
     """A user of that name exists already."""
+
+    def __init__(self, nome: str) -> None:
+        super().__init__(f"Já existe o usuário «{nome}».")
+        self.nome = nome
+
+
+class UnknownToken(NotFound):
+    """No token has that number."""
+
+    def __init__(self, id: int) -> None:
+        super().__init__(f"Não há token com o número {id}.")
+
+
+class UnknownSession(NotFound):
+    """The user has no open session of that number."""
+
+    def __init__(self) -> None:
+        super().__init__("Você não tem uma sessão aberta com este número.")
+
+
+PASSWORDS_DIFFER = "As senhas digitadas não são iguais."
 
 
 class Throttled(TooManyTries):

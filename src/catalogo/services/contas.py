@@ -12,8 +12,11 @@ from catalogo.domain.contas import (
     ContaInvalida,
     NewSession,
     NewToken,
+    Papel,
     Passwords,
     Token,
+    UnknownSession,
+    UnknownToken,
     UnknownUser,
     UserChange,
     Usuario,
@@ -91,7 +94,7 @@ async def change_password(
     theirs ends but `keep_session`. Raises ContaInvalida, UnknownUser or Busy."""
     nova = contas.parse_senha(senha)
     if repeated is not None and unicodedata.normalize("NFC", repeated) != nova:
-        raise ContaInvalida("As senhas digitadas não são iguais.")
+        raise ContaInvalida(contas.PASSWORDS_DIFFER)
     hashed = await passwords.hash(nova)
     return await storage.update_user(
         nome, UserChange(password_hash=hashed, keep_session=keep_session)
@@ -118,3 +121,35 @@ async def issue_token(
     digest = contas.digest(secret)
     token = await storage.create_token(NewToken(dono.id, label, role, digest, now, expires))
     return token, secret
+
+
+async def close_session(storage: Storage, secret: str | None) -> None:
+    """Signing out: the session of this secret (a browser's cookie) ends, if it is one."""
+    if secret is not None and contas.is_session_secret(secret):
+        await storage.end_session(contas.digest(secret))
+
+
+async def end_sessions(storage: Storage, usuario_id: int, only: int | None = None) -> None:
+    """Every session of the user ends, or only the one numbered `only` (UnknownSession if the
+    user has none of that number)."""
+    if not await storage.end_sessions(usuario_id, only=only) and only is not None:
+        raise UnknownSession()
+
+
+async def change_role(storage: Storage, nome: str, papel: Papel, ativo: bool) -> Usuario:
+    """A user's role, and whether they are active: a deactivation ends their sessions and
+    stops their tokens. Raises UnknownUser."""
+    return await storage.update_user(nome, UserChange(papel=papel, ativo=ativo))
+
+
+async def deactivate(storage: Storage, nome: str) -> Usuario:
+    """A user no longer signs in: their sessions end, their tokens stop. Raises UnknownUser."""
+    return await storage.update_user(nome, UserChange(ativo=False))
+
+
+async def revoke_token(storage: Storage, id: int) -> Token:
+    """The token stops at once, on every instance. Raises UnknownToken."""
+    revoked = await storage.revoke_token(id, time.time())
+    if revoked is None:
+        raise UnknownToken(id)
+    return revoked

@@ -24,8 +24,12 @@ from catalogo.domain import planilhas
 from catalogo.domain.errors import (
     CodigoTaken,
     Conflict,
+    Gone,
+    ImportExpired,
     ImportHasErrors,
+    ImportNotApplied,
     ImportUnchanging,
+    ImportUndone,
     NotFound,
 )
 from catalogo.domain.historico import Autoria
@@ -96,13 +100,13 @@ async def confirm(
     storage: Storage, id: str, autoria: Autoria, chave: str | None, now: float
 ) -> tuple[Importacao, bool]:
     """Applies the import `id` as one batch, and says whether this request applied it (False:
-    an earlier one did; confirming twice applies once). Raises NotFound, ImportClosed (undone,
-    or expired), ImportHasErrors, ImportUnchanging or ImportMoved; then nothing is written."""
+    an earlier one did; confirming twice applies once). Raises NotFound, ImportExpired,
+    ImportUndone, ImportHasErrors, ImportUnchanging or ImportMoved; then nothing is written."""
     importacao = await _found(storage, id)
     if importacao.estado == "aplicada":
         return importacao, False
     if importacao.estado != "preparada" or expired(importacao, now):
-        raise ImportClosed(importacao)
+        raise closed_refusal(importacao, now)
     if importacao.resumo["erros"]:
         raise ImportHasErrors()
     if not confirmable(importacao, now):
@@ -113,7 +117,7 @@ async def confirm(
     except ImportClosed as closed:
         if closed.importacao.estado == "aplicada":  # another request confirmed it first
             return closed.importacao, False
-        raise
+        raise closed_refusal(closed.importacao, now) from None
     except (VersionConflict, NotFound, CodigoTaken):
         raise ImportMoved(await _staged_again(storage, importacao, now)) from None
     return await _found(storage, id), True
@@ -123,7 +127,7 @@ async def _staged_again(storage: Storage, importacao: Importacao, now: float) ->
     """The dry run made again from the kept file, under the same id, for another hour."""
     data = await storage.import_file(importacao.id)
     if data is None:
-        raise ImportClosed(importacao)
+        raise closed_refusal(importacao, now)
     codificacao: planilhas.Codificacao = (
         "windows-1252" if importacao.codificacao == "windows-1252" else "utf-8"
     )
@@ -135,12 +139,24 @@ async def _staged_again(storage: Storage, importacao: Importacao, now: float) ->
 
 async def undo(storage: Storage, id: str, autoria: Autoria, now: float) -> tuple[Importacao, int]:
     """The import `id` undone, all of it or nothing, as a batch of its own (`id` +
-    ":desfeita"), and how many products it gave back. Raises NotFound, ImportClosed (not
-    applied, or undone already) or ChangedSince."""
+    ":desfeita"), and how many products it gave back. Raises NotFound, ImportNotApplied,
+    ImportExpired, ImportUndone or ChangedSince."""
     await _found(storage, id)
     batch = autoria._replace(origem="importacao", lote=f"{id}:desfeita")
-    undone = await storage.undo_import(id, batch, now)
+    try:
+        undone = await storage.undo_import(id, batch, now)
+    except ImportClosed as closed:
+        raise closed_refusal(closed.importacao, now, undoing=True) from None
     return await _found(storage, id), undone
+
+
+def closed_refusal(importacao: Importacao, now: float, undoing: bool = False) -> Conflict | Gone:
+    """Why an import can no longer be confirmed or undone, as the pages and the CLI say it."""
+    if expired(importacao, now):
+        return ImportExpired()
+    if importacao.estado == "desfeita":
+        return ImportUndone(undoing)
+    return ImportNotApplied()
 
 
 async def _found(storage: Storage, id: str) -> Importacao:

@@ -21,7 +21,6 @@ from catalogo.domain.contas import (
     Principal,
     SessionNeeded,
     UnknownUser,
-    UserChange,
     UserExists,
 )
 from catalogo.domain.errors import BadRequest, NotFound
@@ -33,10 +32,14 @@ from catalogo.http.pages import notices, templating
 from catalogo.http.resources import Resource, Shared, negotiate, shared_of, write_cookie
 from catalogo.services.contas import (
     change_password,
+    change_role,
     check_password,
+    close_session,
     create_user,
+    end_sessions,
     issue_token,
     open_session,
+    revoke_token,
 )
 
 WRONG = "Nome ou senha incorretos."
@@ -101,9 +104,7 @@ class SairResource(Resource):
     async def post(self, request: Request) -> Response:
         shared = shared_of(request)
         https = shared.access.over_https(request)
-        secret = request.cookies.get(session_cookie(https))
-        if secret is not None and contas.is_session_secret(secret):
-            await shared.storage.end_session(contas.digest(secret))
+        await close_session(shared.storage, request.cookies.get(session_cookie(https)))
         response = Response(status_code=303, headers={"Location": "/entrar", **_NOT_KEPT})
         _set_cookie(response, https, "", 0)
         return response
@@ -188,7 +189,7 @@ class SessoesResource(Resource):
     async def delete(self, request: Request) -> Response:
         who = _browser_user(request)
         shared = shared_of(request)
-        await shared.storage.end_sessions(who.usuario_id)
+        await end_sessions(shared.storage, who.usuario_id)
         response = Response(status_code=303, headers={"Location": "/entrar"})
         _set_cookie(response, shared.access.over_https(request), "", 0)
         return response
@@ -202,8 +203,7 @@ class SessaoResource(Resource):
     async def delete(self, request: Request) -> Response:
         who = _browser_user(request)
         id = request.path_params["id"]
-        if not await shared_of(request).storage.end_sessions(who.usuario_id, only=id):
-            raise NotFound("Você não tem uma sessão aberta com este número.")
+        await end_sessions(shared_of(request).storage, who.usuario_id, only=id)
         return notices.back_to_account_page(request, "/conta", "sessao")
 
 
@@ -233,7 +233,7 @@ class UsuariosResource(Resource):
         except ContaInvalida as refused:
             return await _users_page(request, str(refused), form, 422)
         except UserExists as taken:
-            return await _users_page(request, f"Já existe o usuário «{taken}».", form, 422)
+            return await _users_page(request, taken.message, form, 422)
         return notices.back_to_account_page(request, "/usuarios", "criado")
 
 
@@ -259,12 +259,7 @@ class UsuarioResource(Resource):
             raise BadRequest(str(refused)) from None
         if form.get("ativo") not in ("sim", "nao"):
             raise BadRequest("«ativo» deve ser sim ou nao.")
-        try:
-            await shared_of(request).storage.update_user(
-                nome, UserChange(papel=papel, ativo=form["ativo"] == "sim")
-            )
-        except UnknownUser:
-            raise NotFound(f"Não há usuário «{nome:.64}».") from None
+        await change_role(shared_of(request).storage, nome, papel, form["ativo"] == "sim")
         return notices.back_to_account_page(request, "/usuarios", "alterado")
 
 
@@ -319,8 +314,7 @@ class TokenResource(Resource):
     async def delete(self, request: Request) -> Response:
         _browser_user(request)  # tokens, admin ones too, never manage accounts
         id = request.path_params["id"]
-        if await shared_of(request).storage.revoke_token(id, time.time()) is None:
-            raise NotFound(f"Não há token com o número {id}.")
+        await revoke_token(shared_of(request).storage, id)
         return notices.back_to_account_page(request, "/tokens", "revogado")
 
 

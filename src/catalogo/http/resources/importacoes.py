@@ -16,13 +16,8 @@ from catalogo.domain import planilhas
 from catalogo.domain.errors import (
     BadRequest,
     ChangedSince,
-    Conflict,
-    Gone,
-    ImportExpired,
-    ImportNotApplied,
     ImportNotFound,
     ImportRefused,
-    ImportUndone,
 )
 from catalogo.domain.planilhas import CSV, MEDIA_TYPES, CsvRows, Workbook
 from catalogo.http.access import Need
@@ -49,7 +44,7 @@ from catalogo.http.resources import (
     shared_of,
 )
 from catalogo.services import importacoes
-from catalogo.storage import Importacao, ImportClosed, Storage
+from catalogo.storage import Importacao, Storage
 
 _EDITOR = {"GET": Need.WRITE, "POST": Need.WRITE}
 _NO_FILE = "Escolha o arquivo da planilha (CSV ou Excel)."
@@ -185,8 +180,6 @@ class ConfirmacaoResource(Resource):
             applied, now = await importacoes.confirm(
                 storage, importacao.id, autoria, key, time.time()
             )
-        except ImportClosed as closed:
-            raise _closed(closed.importacao) from None
         except importacoes.ImportMoved as moved:
             page = await importacoes.report_page(storage, moved.importacao, 1)
             if media == JSON:
@@ -210,14 +203,6 @@ async def _nothing_read(request: Request) -> None:
             await read_form(request, ())
 
 
-def _closed(importacao: Importacao, undoing: bool = False) -> Conflict | Gone:
-    if importacoes.expired(importacao, time.time()):
-        return ImportExpired()
-    if importacao.estado == "desfeita":
-        return ImportUndone(undoing)
-    return ImportNotApplied()
-
-
 class ReversaoResource(Resource):
     """/produtos/importacoes/{id}/reversao: an applied import undone, all of it or nothing,
     if none of its products changed since; otherwise 409 names them."""
@@ -230,8 +215,6 @@ class ReversaoResource(Resource):
         autoria = autoria_of(request, media)
         try:
             undone, count = await importacoes.undo(storage, importacao.id, autoria, time.time())
-        except ImportClosed as closed:
-            raise _closed(closed.importacao, undoing=True) from None
         except ChangedSince as moved:
             said = moved.message
             if media == JSON:
