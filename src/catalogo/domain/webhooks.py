@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from catalogo.domain.errors import Invalid
+from catalogo.domain.errors import Invalid, NotFound
 from catalogo.domain.produtos import JSON_OPTIONS
 
 # The kinds of event a subscription may ask for: every product event, whoever wrote it (a
@@ -34,6 +34,13 @@ URL_MAXIMUM = 2000
 # past the last disables the subscription. Each wait is drawn between 80% and 100% of this.
 SCHEDULE_S = (5, 25, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200, 43200, 43200, 43200, 43200)
 ANSWER_KEPT = 1024  # bytes of a receiver's answer kept, to show on /webhooks
+
+
+class UnknownWebhook(NotFound):
+    """No subscription has that number."""
+
+    def __init__(self, id: int) -> None:
+        super().__init__(f"Não há webhook com o número {id}.")
 
 
 class SubscriptionRefused(Invalid, ValueError):

@@ -336,6 +336,29 @@ async def subscribe(
     return dataclasses.replace(made, segredo=secret)
 
 
+async def subscription(storage: Storage, id: int) -> Webhook:
+    """Raises UnknownWebhook."""
+    found = await storage.webhook(id)
+    if found is None:
+        raise webhooks.UnknownWebhook(id)
+    return found
+
+
+async def unsubscribe(storage: Storage, id: int) -> None:
+    """The subscription ends: nothing more is delivered to it. Raises UnknownWebhook."""
+    if not await storage.delete_webhook(id):
+        raise webhooks.UnknownWebhook(id)
+
+
+async def replay(storage: Storage, id: int, desde: int) -> Webhook:
+    """Deliveries start again from event `desde`, and a subscription that was off is on again.
+    Raises UnknownWebhook."""
+    replayed = await storage.replay_webhook(id, desde - 1)
+    if replayed is None:
+        raise webhooks.UnknownWebhook(id)
+    return replayed
+
+
 async def reseal_secrets(storage: Storage, keyring: Keyring) -> tuple[int, list[int]]:
     """Every webhook's secret sealed under the keyring's first key (one kept as it is, or
     under an older key): how many were sealed anew, and the subscriptions whose secret no key

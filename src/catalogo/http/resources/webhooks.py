@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo.domain.errors import BadRequest, NotFound
+from catalogo.domain.errors import BadRequest
 from catalogo.domain.text import as_datetime
 from catalogo.domain.webhooks import EVENTOS, SubscriptionRefused, Webhook, parse_desde
 from catalogo.http.access import Need
@@ -23,7 +23,7 @@ from catalogo.http.negotiation import HTML, JSON, VARY, body_is_json
 from catalogo.http.pages import notices, templating
 from catalogo.http.problems import problem_for
 from catalogo.http.resources import Resource, json_response, negotiate, shared_of, write_cookie
-from catalogo.services.webhooks import subscribe
+from catalogo.services.webhooks import replay, subscribe, subscription, unsubscribe
 
 BAD_SUBSCRIPTION = 'O corpo deve ser {{"url": "https://…", "eventos": ["criado", …]}}.'
 INVALID_SUBSCRIPTION = "O webhook não foi criado assim: `errors` diz o que há em cada campo."
@@ -119,15 +119,12 @@ class WebhookResource(Resource):
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (JSON,))
-        found = await shared_of(request).storage.webhook(request.path_params["id"])
-        if found is None:
-            raise _not_found(request)
+        found = await subscription(shared_of(request).storage, request.path_params["id"])
         return json_response(representation(found), headers=_PRIVATE)
 
     async def delete(self, request: Request) -> Response:
         media = negotiate(request)
-        if not await shared_of(request).storage.delete_webhook(request.path_params["id"]):
-            raise _not_found(request)
+        await unsubscribe(shared_of(request).storage, request.path_params["id"])
         if media == HTML:
             return notices.back_to_account_page(request, "/webhooks", "webhook-removido")
         return Response(status_code=204, headers=VARY)
@@ -151,11 +148,7 @@ class ReenvioResource(Resource):
             if media == JSON:
                 return _invalid(request, {"desde": message})
             return await _page(request, erros={"desde": message})
-        replayed = await shared_of(request).storage.replay_webhook(
-            request.path_params["id"], first - 1
-        )
-        if replayed is None:
-            raise _not_found(request)
+        replayed = await replay(shared_of(request).storage, request.path_params["id"], first)
         if media == HTML:
             return notices.back_to_account_page(request, "/webhooks", "webhook-reenviado")
         return json_response(representation(replayed), headers=_PRIVATE)
@@ -163,10 +156,6 @@ class ReenvioResource(Resource):
 
 def _invalid(request: Request, by_field: dict[str, str]) -> Response:
     return problem_for(request, 422, INVALID_SUBSCRIPTION, VARY, errors=by_field)
-
-
-def _not_found(request: Request) -> Exception:
-    return NotFound(f"Não há webhook com o número {request.path_params['id']}.")
 
 
 def _just_made(response: Response, request: Request, value: str, lifetime: int) -> None:
