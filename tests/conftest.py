@@ -127,6 +127,7 @@ def settings(database: str) -> Settings:
         allowed_hosts=("testserver",),  # the Host of Starlette's TestClient
         # tests/http/middleware/test_outermost.py reads it; elsewhere it would only be noise
         access_log=False,
+        users_recheck_ms=0,  # a user a test adds takes effect at its next request
     )
 
 

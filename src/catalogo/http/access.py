@@ -47,7 +47,6 @@ from catalogo.storage import Storage
 
 SESSION_COOKIE = "sessao"
 SECURE_SESSION_COOKIE = "__Host-sessao"  # the browser keeps it to this host, over HTTPS only
-USERS_RECHECK_S = 1.0  # while no user exists, look again at most this often
 # A path of this site, as a URL writes it: printable ASCII (anything else percent-encoded, as
 # `here` does), never a second slash or a backslash right after the first (another host).
 _LOCAL_PATH = re.compile(r"/(?![/\\])[!-\[\]-~]*", re.ASCII)
@@ -140,13 +139,13 @@ class Access:
 
     async def mode(self) -> Mode:
         """CATALOGO_AUTH, or when unset: off while no user exists, writes once one does. The
-        first user takes effect within USERS_RECHECK_S: asking the database on every request
-        of a fresh install cost a fifth of its fastest answers (the new-product form)."""
+        first user takes effect within CATALOGO_USERS_RECHECK_MS: asking the database on every
+        request of a fresh install cost a fifth of its fastest answers (the new-product form)."""
         if self.settings.auth is not None:
             return self.settings.auth
         if not self._users_exist:
             now = time.monotonic()
-            if now - self._users_checked >= USERS_RECHECK_S:
+            if now - self._users_checked >= self.settings.users_recheck_ms / 1000:
                 self._users_checked = now
                 self._users_exist = await self.storage.users_exist()
         return "writes" if self._users_exist else "off"

@@ -46,6 +46,8 @@ class Settings:
     metrics_port: int | None = None  # None: no metrics
     metrics_host: str = "127.0.0.1"
     auth: Literal["off", "writes", "all"] | None = None  # None: off until a user exists
+    # While CATALOGO_AUTH is unset and no user exists, how often to ask whether one does now.
+    users_recheck_ms: int = 1000
     session_hours: int = 12
     trusted_proxies: tuple[str, ...] = ()
     trash_days: int = 30  # removals older than this are purged by `catalogo removidos limpar`
@@ -84,6 +86,8 @@ class Settings:
         ]:
             if not 100 <= value <= 600_000:
                 raise SettingsError(f"{variable} deve estar entre 100 e 600000")
+        if not 0 <= self.users_recheck_ms <= 60_000:
+            raise SettingsError("CATALOGO_USERS_RECHECK_MS deve estar entre 0 e 60000")
         if not 100 <= self.max_connections <= 1_000_000:
             raise SettingsError("CATALOGO_MAX_CONNECTIONS deve estar entre 100 e 1000000")
         bad = [h for h in self.allowed_hosts if not _HOST_ENTRY.fullmatch(h)]
@@ -152,6 +156,9 @@ class Settings:
             metrics_port=_optional_number(environ, "CATALOGO_METRICS_PORT"),
             metrics_host=environ.get("CATALOGO_METRICS_HOST", cls.metrics_host),
             auth=environ.get("CATALOGO_AUTH") or None,  # type: ignore[arg-type]  # checked
+            users_recheck_ms=_whole_number(
+                environ, "CATALOGO_USERS_RECHECK_MS", cls.users_recheck_ms
+            ),
             session_hours=_whole_number(environ, "CATALOGO_SESSAO_HORAS", cls.session_hours),
             trusted_proxies=_names(environ, "CATALOGO_TRUSTED_PROXIES", cls.trusted_proxies),
             trash_days=_whole_number(environ, _renamed(environ, TRASH_DAYS), cls.trash_days),

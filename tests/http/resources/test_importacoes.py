@@ -384,7 +384,6 @@ class TestWhoMayImport:
         assert client.get(IMPORTS).status_code == 200  # no users: as anyone may edit
         maria = add_user(database, "maria", "editor")
         add_user(database, "lia", "leitor")
-        time.sleep(1.1)  # the first user takes effect within a second (http/access.py)
         anonymous = client.get(IMPORTS)
         assert anonymous.status_code == 303 and "/entrar?proximo=" in anonymous.headers["location"]
         posted = client.post(IMPORTS, files={"arquivo": ("a.csv", b"nome;preco\r\nA;1\r\n")})

@@ -245,9 +245,6 @@ def test_editors_only_once_users_exist(client: TestClient, database: str) -> Non
     made(client, "A", "10.00")
     maria = add_user(database, "maria", "editor")
     lia = add_user(database, "lia", "leitor")
-    import time
-
-    time.sleep(1.1)
     assert client.post(LOTE, json={"acao": "remover", "ids": [1]}, headers=JSON).status_code == 401
     reader = client.post(
         LOTE,
