@@ -42,6 +42,7 @@ def test_each_variable_is_read() -> None:
             "CATALOGO_SESSAO_HORAS": "8",
             "CATALOGO_REMOVIDOS_DIAS": "0",
             "CATALOGO_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.2",
+            "CATALOGO_USERS_RECHECK_MS": "0",
         }
     )
     assert settings.sqlite_path == "/var/lib/catalogo/c.db"
@@ -55,6 +56,7 @@ def test_each_variable_is_read() -> None:
     assert (settings.auth, settings.session_hours) == ("all", 8)
     assert settings.trash_days == 0
     assert settings.trusted_proxies == ("127.0.0.1", "10.0.0.2")
+    assert settings.users_recheck_ms == 0
 
 
 def test_an_empty_auth_as_an_env_file_may_leave_it_means_unset() -> None:
@@ -119,6 +121,8 @@ def test_a_refused_url_is_shown_without_its_password() -> None:
         ({"CATALOGO_METRICS_PORT": "9100", "CATALOGO_METRICS_HOST": ""}, "CATALOGO_METRICS_HOST"),
         ({"CATALOGO_AUTH": "on"}, "CATALOGO_AUTH"),
         ({"CATALOGO_AUTH": "OFF"}, "CATALOGO_AUTH"),
+        ({"CATALOGO_USERS_RECHECK_MS": "60001"}, "CATALOGO_USERS_RECHECK_MS"),
+        ({"CATALOGO_USERS_RECHECK_MS": "1s"}, "CATALOGO_USERS_RECHECK_MS"),
         ({"CATALOGO_SESSAO_HORAS": "0"}, "CATALOGO_SESSAO_HORAS"),
         ({"CATALOGO_SESSAO_HORAS": "721"}, "CATALOGO_SESSAO_HORAS"),
         ({"CATALOGO_SESSAO_HORAS": "12h"}, "CATALOGO_SESSAO_HORAS"),

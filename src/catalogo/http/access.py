@@ -34,14 +34,13 @@ from starlette.types import Message
 from catalogo.domain import contas
 from catalogo.domain.contas import Papel, RoleTooLow
 from catalogo.domain.errors import Unauthenticated
-from catalogo.http import identity
+from catalogo.http import identity, templating
 from catalogo.http.bodies import form_pairs
-from catalogo.http.identity import Mode, here
+from catalogo.http.identity import Mode, here, request_id
 from catalogo.http.middleware.guard import IMPORT_PATH, SECURITY_HEADERS
-from catalogo.http.middleware.outermost import request_id
 from catalogo.http.negotiation import FORM_TYPES, header, media_type, prefers_json
-from catalogo.http.pages import templating
 from catalogo.http.problems import CHALLENGE
+from catalogo.runtime.kept import Kept
 from catalogo.runtime.settings import Settings
 from catalogo.storage import Storage
 
@@ -106,7 +105,7 @@ def _session(cookie: bytes, wanted: bytes) -> _Credential | None:
 
 
 def _kept(
-    kept: dict[bytes, _Credential | None],
+    kept: Kept[bytes, _Credential | None],
     value: bytes,
     make: Callable[..., _Credential | None],
     *args: Any,
@@ -120,9 +119,7 @@ def _kept(
         return kept[value]
     made = make(value, *args)
     if len(value) <= KEPT_HEADER_BYTES:
-        if len(kept) >= KEPT_CREDENTIALS:
-            kept.clear()
-        kept[value] = made
+        kept.keep(value, made)
     return made
 
 
@@ -134,8 +131,10 @@ class Access:
         self.storage = storage
         self._users_exist = False  # once true, true for good: users are never deleted
         self._users_checked = 0.0
-        self._kept_tokens: dict[bytes, _Credential | None] = {}
-        self._kept_sessions: dict[bool, dict[bytes, _Credential | None]] = {False: {}, True: {}}
+        self._kept_tokens: Kept[bytes, _Credential | None] = Kept(KEPT_CREDENTIALS)
+        self._kept_sessions = {
+            https: Kept[bytes, _Credential | None](KEPT_CREDENTIALS) for https in (False, True)
+        }
 
     async def mode(self) -> Mode:
         """CATALOGO_AUTH, or when unset: off while no user exists, writes once one does. The

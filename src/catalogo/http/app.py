@@ -25,7 +25,7 @@ from catalogo.http import openapi, problems
 from catalogo.http.access import Access
 from catalogo.http.middleware.guard import SECURITY_HEADERS, Guard
 from catalogo.http.middleware.outermost import Handlers, LastResort, Outermost
-from catalogo.http.resources import Shared
+from catalogo.http.openapi.served import DocsResource, OpenAPIResource
 from catalogo.http.resources.contas import (
     ContaResource,
     EntrarResource,
@@ -52,15 +52,10 @@ from catalogo.http.resources.importacoes import (
     ReversaoResource,
 )
 from catalogo.http.resources.lotes import LoteItemResource, LoteResource, LoteReversaoResource
-from catalogo.http.resources.ops import (
-    DocsResource,
-    HealthResource,
-    InicioResource,
-    OpenAPIResource,
-    ReadyResource,
-)
+from catalogo.http.resources.ops import HealthResource, InicioResource, ReadyResource
 from catalogo.http.resources.produtos import NovoProdutoResource, ProdutoResource, ProdutosResource
 from catalogo.http.resources.webhooks import ReenvioResource, WebhookResource, WebhooksResource
+from catalogo.http.shared import Shared
 from catalogo.runtime import logs
 from catalogo.runtime.settings import Settings
 from catalogo.services import webhooks
@@ -165,6 +160,7 @@ class Catalogo(Starlette):
     cost a request a microsecond each of the two or three times it is read."""
 
     shared: Shared
+    description: openapi.Description  # http/openapi/served.py serves it
 
     def __init__(
         self, access_log: Callable[[ASGIApp, LastResort, Handlers], ASGIApp], **options: Any
@@ -250,7 +246,6 @@ def create_app(settings: Settings | None = None) -> Catalogo:
                 HEAD,
                 Access(settings, storage),
                 Passwords(),
-                description,
                 Keyring(settings.webhook_keys),
             )
             # What start-up made lives as long as the worker: out of the collector's sight, so
@@ -289,5 +284,6 @@ def create_app(settings: Settings | None = None) -> Catalogo:
         exception_handlers=problems.handlers(),
         lifespan=lifespan,
     )
+    app.description = description
     app.router.redirect_slashes = False  # its Location would be built from the client's Host
     return app

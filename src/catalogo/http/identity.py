@@ -1,5 +1,6 @@
 """Who is asking, as far as a response needs to know it: noted once by access.Access, read by
-the handlers, the pages' header, the error pages and the cache headers.
+the handlers, the pages' header, the error pages and the cache headers; and which request this
+is (its id, given by http/middleware/outermost.py), for the same readers.
 
 Apart from http/access.py so that http/problems.py can read it: access raises refusals.
 """
@@ -137,3 +138,12 @@ def _amend(
             raw[i] = (name, change(value))
             return
     raw.append((name, new))
+
+
+REQUEST_ID_KEY = "catalogo.request_id"  # where http/middleware/outermost.py puts it, in the scope
+
+
+def request_id(request: Request) -> str:
+    """The id of the request being answered, given to it before anything else ran."""
+    found: bytes = request.scope.get(REQUEST_ID_KEY, b"")
+    return found.decode()

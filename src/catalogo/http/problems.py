@@ -43,10 +43,9 @@ from catalogo.domain.errors import (
     Unsupported,
 )
 from catalogo.domain.produtos import JSON_OPTIONS
-from catalogo.http import identity
-from catalogo.http.middleware.outermost import request_id
+from catalogo.http import identity, templating
+from catalogo.http.identity import request_id
 from catalogo.http.negotiation import PROBLEM, VARY, prefers_json
-from catalogo.http.pages import templating
 from catalogo.runtime import logs
 
 log = logging.getLogger("catalogo")

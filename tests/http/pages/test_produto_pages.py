@@ -13,9 +13,9 @@ from starlette.testclient import TestClient
 
 from catalogo.domain.contas import Principal
 from catalogo.domain.produtos import Produto, stored
-from catalogo.http import identity
+from catalogo.http import identity, templating
 from catalogo.http.listing import Listing
-from catalogo.http.pages import produto_pages, templating
+from catalogo.http.pages import produto_pages
 from tests.databases import Database
 from tests.helpers import JSON, SENHA, add_user, create_via_form, sign_in
 from tests.http.resources.test_contas import as_browser, second_browser

@@ -306,10 +306,9 @@ def _past_budget(*args: object) -> int:
     raise QueryTimeout(5000)
 
 
-def test_kept_list_pages_are_bounded(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(busca, "PAGES_KEPT", 2)
-
+def test_kept_list_pages_are_bounded(settings: Settings) -> None:
     async def test(storage: SQLiteStorage) -> None:
+        storage._pages.most = 2
         await storage.create(produto("Caneca"), CLI)
         for limit in range(1, 6):
             await storage.find(Query(), Cursor(limit))

@@ -43,12 +43,12 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalogo.domain.errors import CatalogoError
+from catalogo.http.identity import REQUEST_ID_KEY
 from catalogo.runtime import logs
 
 T = TypeVar("T")
 HEADER = b"x-request-id"
 _VALID = re.compile(rb"[A-Za-z0-9_.:-]{1,128}")
-_SCOPE_KEY = "catalogo.request_id"
 PATH_LIMIT = 1024
 
 # What the metrics see of each answer: method, route template (None: unrouted), status,
@@ -89,12 +89,6 @@ async def unless_gone(request: Request, work: Awaitable[T]) -> T:
 async def _disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
-
-
-def request_id(request: Request) -> str:
-    """The id of the request being answered, given to it before anything else ran."""
-    found: bytes = request.scope.get(_SCOPE_KEY, b"")
-    return found.decode()
 
 
 def _id_from(headers: Sequence[tuple[bytes, bytes]]) -> bytes | None:
@@ -138,7 +132,7 @@ class Outermost:
         started = time.perf_counter()
         method = scope["method"]
         rid = _id_from(scope["headers"]) or b"%s%x" % (self._prefix, next(self._made))
-        scope[_SCOPE_KEY] = rid  # bytes, ASCII: decoded only where it is shown
+        scope[REQUEST_ID_KEY] = rid  # bytes, ASCII: decoded only where it is shown
         status = 500  # what the server answers if the app ends without an answer
         headers: list[tuple[bytes, bytes]] = []
         size = 0
@@ -214,7 +208,7 @@ def _line(
         "level": "info",
         "logger": "catalogo.access",
         "message": "request",
-        "request_id": scope[_SCOPE_KEY].decode(),
+        "request_id": scope[REQUEST_ID_KEY].decode(),
         "method": method,
         "route": route,
         "path": scope["path"][:PATH_LIMIT],

@@ -11,9 +11,9 @@ from starlette.responses import Response
 
 from catalogo.domain.historico import Evento, produto_of
 from catalogo.domain.produtos import CAMPOS, ROTULOS, Produto, format_field
+from catalogo.http import templating
 from catalogo.http.identity import Visitor, visitor
 from catalogo.http.listing import Paging
-from catalogo.http.pages import templating
 from catalogo.http.pages.notices import with_notice
 from catalogo.http.pages.produto_pages import form_values
 from catalogo.storage import Removal

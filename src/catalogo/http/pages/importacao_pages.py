@@ -12,12 +12,12 @@ from catalogo.domain import planilhas
 from catalogo.domain.planilhas import COLUMNS
 from catalogo.domain.produtos import format_field
 from catalogo.domain.text import as_datetime
+from catalogo.http import templating
 from catalogo.http.identity import visitor
 from catalogo.http.middleware.guard import IMPORT_PATH
-from catalogo.http.pages import templating
 from catalogo.http.pages.historico_pages import event_lines
 from catalogo.http.pages.notices import import_undone_notice, shown
-from catalogo.http.resources import shared_of
+from catalogo.http.shared import shared_of
 from catalogo.services import importacoes, previa
 from catalogo.services.importacoes import ReportPage
 from catalogo.services.previa import LABELS

@@ -2,7 +2,7 @@
 and its pages, each product a row."""
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -15,11 +15,13 @@ from catalogo.domain.busca import END, Ordem, Position
 from catalogo.domain.errors import ListingError
 from catalogo.domain.precos import format_preco, preco_for_input
 from catalogo.domain.produtos import Produto
+from catalogo.http import templating
 from catalogo.http.identity import Visitor, visitor
 from catalogo.http.listing import LIST_PATH, Listing
 from catalogo.http.negotiation import VARY
-from catalogo.http.pages import notices, templating
-from catalogo.http.resources import shared_of
+from catalogo.http.pages import notices
+from catalogo.http.shared import shared_of
+from catalogo.runtime.kept import Kept
 from catalogo.storage.paging import COUNT_CAP, Cursor, Page
 
 
@@ -184,7 +186,7 @@ def _listed(found: Found, who: Visitor | None, most: int) -> dict[str, Any]:
 
 # A list page's rows, by all they show: most of a list page's cost is rendering them, and most
 # list pages shown are shown again (page 1, unchanged since).
-_ROWS = templating.Memo()
+_ROWS: Kept[Hashable, Markup] = Kept(5_000)
 
 
 def _rows(page: Page[Produto, Position], retorno: str, lista: str, editable: bool) -> Markup:
@@ -192,7 +194,7 @@ def _rows(page: Page[Produto, Position], retorno: str, lista: str, editable: boo
     made = templating.load()
     return Markup(  # noqa: S704 - each row is a fragment its template escaped
         "".join(
-            _ROWS.get(
+            _ROWS.made(
                 (
                     p.id,
                     p.codigo,

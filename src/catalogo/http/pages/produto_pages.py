@@ -13,10 +13,12 @@ from catalogo.domain import historico
 from catalogo.domain.precos import preco_for_input
 from catalogo.domain.produtos import CAMPOS, Produto, every_value, format_field
 from catalogo.domain.text import format_moment
+from catalogo.http import templating
 from catalogo.http.identity import Visitor, visitor
 from catalogo.http.listing import Listing
 from catalogo.http.negotiation import VARY
-from catalogo.http.pages import notices, templating
+from catalogo.http.pages import notices
+from catalogo.runtime.kept import Kept
 from catalogo.services.produtos import MergeConflict
 
 EMPTY_FORM = dict.fromkeys(CAMPOS, "")  # the new form, and the fields a body left out
@@ -28,8 +30,7 @@ _PAGES = templating.Pages(32 * 1024 * 1024)
 # return to and which dates it shows; a product's page is its shape's skeleton filled with the
 # product's values, at a third of a render's cost. Every write makes a new version, whose page
 # is not kept yet. Bounded: emptied when full (the list is the client's to vary).
-_SKELETONS: dict[Hashable, templating.Skeleton] = {}
-_SKELETONS_KEPT = 1_000
+_SKELETONS: Kept[Hashable, templating.Skeleton] = Kept(1_000)
 _PRODUTO_SLOTS: Any = SimpleNamespace(  # what editar.html reads of a product, as slots
     id=templating.slot("id"), nome=templating.slot("nome"), versao=templating.slot("versao")
 )
@@ -50,9 +51,7 @@ def _filled(request: Request, who: Visitor | None, query: bytes, produto: Produt
     shape = (query, _seen_by(who), criado is None, atualizado is None)
     skeleton = _SKELETONS.get(shape)
     if skeleton is None:
-        if len(_SKELETONS) >= _SKELETONS_KEPT:
-            _SKELETONS.clear()
-        skeleton = _SKELETONS[shape] = _edit_skeleton(request, who, criado, atualizado)
+        skeleton = _SKELETONS.keep(shape, _edit_skeleton(request, who, criado, atualizado))
     return skeleton.fill(
         {
             "id": str(produto.id),

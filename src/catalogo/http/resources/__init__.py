@@ -14,8 +14,7 @@ description reads too.
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 import orjson
 from starlette.endpoints import HTTPEndpoint
@@ -24,51 +23,26 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from catalogo.domain.contas import Passwords
 from catalogo.domain.errors import BadRequest, NotAcceptable
 
 # By name: `history` here would be the package's own http/resources/historico.py once imported.
 from catalogo.domain.historico import Autoria, authorship
-from catalogo.domain.keyring import Keyring
 from catalogo.domain.produtos import JSON_OPTIONS, Produto, every_value, representation
-from catalogo.http import conditional, problems
-from catalogo.http.access import Access, Need
-from catalogo.http.identity import personal, principal
+from catalogo.http import conditional, problems, templating
+from catalogo.http.access import Need
+from catalogo.http.identity import personal, principal, request_id
 from catalogo.http.listing import Paging
-from catalogo.http.middleware.outermost import request_id
 from catalogo.http.negotiation import HTML, JSON, VARY, preferred
-from catalogo.http.pages import templating
-from catalogo.runtime.settings import Settings
+from catalogo.http.shared import shared_of
+from catalogo.runtime.kept import Kept
 from catalogo.services import idempotency
-from catalogo.storage import Storage
 from catalogo.storage.paging import Page
 
 BAD_PAGE = "pagina deve ser um número de 1 em diante (recebido «{}»)."
 
 
-if TYPE_CHECKING:  # openapi reads the resources: importing it here would go round in a circle
-    from catalogo.http.openapi import Description
-
 # The methods a Resource may define, in the order `Allow` lists them (Starlette's order).
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-
-
-@dataclass(frozen=True)
-class Shared:
-    """What the handlers share, made when the app starts (http/app.py's lifespan)."""
-
-    settings: Settings
-    storage: Storage
-    schema_head: str | None
-    access: Access
-    passwords: Passwords
-    description: "Description"  # the API description, one document per mode
-    keyring: Keyring  # seals webhook secrets at rest
-
-
-def shared_of(request: Request) -> Shared:
-    shared: Shared = request.app.shared
-    return shared
 
 
 class Resource(HTTPEndpoint):
@@ -162,8 +136,7 @@ def etag(request: Request, produto: Produto, media: str) -> dict[str, str]:
 # since the last time, and made the same 50 objects anew. Bounded: emptied when full. (A
 # product read alone is not kept: read at random among 10,000 it missed half the time, and
 # gained nothing.)
-_REPRESENTED: dict[tuple[Any, ...], orjson.Fragment] = {}
-REPRESENTED_KEPT = 5_000
+_REPRESENTED: Kept[tuple[Any, ...], orjson.Fragment] = Kept(5_000)
 
 
 def represented(produto: Produto) -> orjson.Fragment:
@@ -171,10 +144,8 @@ def represented(produto: Produto) -> orjson.Fragment:
     key = every_value(produto)
     found = _REPRESENTED.get(key)
     if found is None:
-        if len(_REPRESENTED) >= REPRESENTED_KEPT:
-            _REPRESENTED.clear()
         made = orjson.dumps(representation(produto), option=JSON_OPTIONS)
-        found = _REPRESENTED[key] = orjson.Fragment(made)
+        found = _REPRESENTED.keep(key, orjson.Fragment(made))
     return found
 
 

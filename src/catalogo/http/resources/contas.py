@@ -24,12 +24,14 @@ from catalogo.domain.contas import (
     UserExists,
 )
 from catalogo.domain.errors import BadRequest, NotFound
+from catalogo.http import templating
 from catalogo.http.access import Need, local_path, resume, session_cookie, sign_in_page, why_sign_in
 from catalogo.http.bodies import read_form
 from catalogo.http.identity import principal, visitor
 from catalogo.http.negotiation import HTML, VARY
-from catalogo.http.pages import notices, templating
-from catalogo.http.resources import Resource, Shared, negotiate, shared_of, write_cookie
+from catalogo.http.pages import notices
+from catalogo.http.resources import Resource, negotiate, write_cookie
+from catalogo.http.shared import Shared, shared_of
 from catalogo.services.contas import (
     change_password,
     change_role,

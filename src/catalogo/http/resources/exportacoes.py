@@ -14,7 +14,7 @@ from starlette.responses import Response, StreamingResponse
 from catalogo.domain.planilhas import MEDIA_TYPES, Format, filename
 from catalogo.http.listing import Listing
 from catalogo.http.negotiation import VARY
-from catalogo.http.resources import shared_of
+from catalogo.http.shared import shared_of
 from catalogo.services.exportacoes import csv_export, xlsx_export
 
 _BLOCK = 256 * 1024

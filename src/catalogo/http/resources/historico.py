@@ -30,8 +30,8 @@ from catalogo.http.resources import (
     negotiate,
     page_cursors,
     page_links,
-    shared_of,
 )
+from catalogo.http.shared import shared_of
 from catalogo.services import produtos
 from catalogo.storage import NotRemoved
 from catalogo.storage.paging import Cursor

@@ -41,8 +41,8 @@ from catalogo.http.resources import (
     link_header,
     negotiate,
     page_number,
-    shared_of,
 )
+from catalogo.http.shared import shared_of
 from catalogo.services import importacoes
 from catalogo.storage import Importacao, Storage
 

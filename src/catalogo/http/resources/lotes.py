@@ -20,12 +20,12 @@ from catalogo.domain.lotes import (
     parse_pedido,
 )
 from catalogo.domain.produtos import parse_id
+from catalogo.http import templating
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, form_pairs, read_form, read_json
 from catalogo.http.identity import principal, visitor
 from catalogo.http.listing import RETURN_PARAMETER, Listing
 from catalogo.http.negotiation import HTML, JSON, body_is_json
-from catalogo.http.pages import templating
 from catalogo.http.pages.historico_pages import event_lines
 from catalogo.http.pages.list_pages import list_page, typed
 from catalogo.http.pages.notices import after_batch, after_batch_undone
@@ -37,8 +37,8 @@ from catalogo.http.resources import (
     json_response,
     negotiate,
     page_number,
-    shared_of,
 )
+from catalogo.http.shared import shared_of
 from catalogo.services import lotes
 
 BATCHES_PATH = "/produtos/lote"

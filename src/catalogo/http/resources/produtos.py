@@ -70,9 +70,9 @@ from catalogo.http.resources import (
     negotiate,
     raw,
     represented,
-    shared_of,
 )
 from catalogo.http.resources.exportacoes import export_response
+from catalogo.http.shared import shared_of
 from catalogo.services import produtos
 from catalogo.services.produtos import MergeConflict
 from catalogo.storage import VersionConflict

@@ -16,13 +16,15 @@ from starlette.responses import Response
 from catalogo.domain.errors import BadRequest
 from catalogo.domain.text import as_datetime
 from catalogo.domain.webhooks import EVENTOS, SubscriptionRefused, Webhook, parse_desde
+from catalogo.http import templating
 from catalogo.http.access import Need
 from catalogo.http.bodies import form_pairs, read_json
 from catalogo.http.identity import principal, visitor
 from catalogo.http.negotiation import HTML, JSON, VARY, body_is_json
-from catalogo.http.pages import notices, templating
+from catalogo.http.pages import notices
 from catalogo.http.problems import problem_for
-from catalogo.http.resources import Resource, json_response, negotiate, shared_of, write_cookie
+from catalogo.http.resources import Resource, json_response, negotiate, write_cookie
+from catalogo.http.shared import shared_of
 from catalogo.services.webhooks import replay, subscribe, subscription, unsubscribe
 
 BAD_SUBSCRIPTION = 'O corpo deve ser {{"url": "https://…", "eventos": ["criado", …]}}.'

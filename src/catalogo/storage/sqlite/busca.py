@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from catalogo.domain.busca import Position, Query, keyer, trigrams
 from catalogo.domain.errors import QueryTimeout
 from catalogo.domain.produtos import Produto
+from catalogo.runtime.kept import Kept
 from catalogo.storage import paging
 from catalogo.storage.paging import Cursor, Number, Page, Rows, Step
 from catalogo.storage.sqlite.changes import Changes
@@ -190,7 +191,7 @@ class SQLiteSearch:
         _readers: Readers
         _writer: Writer
         _changes: Changes
-        _pages: dict[Hashable, Page[Produto, Position]]  # as read at:
+        _pages: Kept[Hashable, Page[Produto, Position]]  # as read at:
         _pages_at: bytes | None
 
     async def find(
@@ -226,9 +227,7 @@ class SQLiteSearch:
         # the index did not have yet, nor without the count asked for (past its budget).
         counted = count is None or page.total is not None
         if mark is not None and mark == self._pages_at and indexed and counted:
-            if len(self._pages) >= PAGES_KEPT:
-                self._pages.clear()
-            self._pages[asked] = page
+            self._pages.keep(asked, page)
         return page
 
     def _kept_page(self, asked: Hashable) -> Page[Produto, Position] | None:

@@ -28,14 +28,15 @@ from catalogo.domain.contas import (
     Usuario,
 )
 from catalogo.domain.errors import StorageUnavailable
+from catalogo.runtime.kept import Kept
 from catalogo.storage.sql import TOKEN_COLUMNS, TOKENS_FROM, USER_COLUMNS
 from catalogo.storage.sqlite.changes import Changes
 
 T = TypeVar("T")
-_KEPT_PRINCIPALS = 1_000
+KEPT_PRINCIPALS = 1_000
 # By (kind, secret hash): the file's version it was read at (`_version`), when it expires, the
 # principal, and for a token when it was last noted as used.
-Known = dict[tuple[str, str], tuple[Hashable, float, Principal, float | None]]
+Known = Kept[tuple[str, str], tuple[Hashable, float, Principal, float | None]]
 _FAILURES = """
 SELECT
     (SELECT count(*) FROM login_attempts WHERE nome = ?1 AND address = ?2
@@ -98,10 +99,8 @@ class SQLiteAccounts:
         principal: Principal,
         used: float | None = None,
     ) -> None:
-        if len(self._known_principals) >= _KEPT_PRINCIPALS:
-            self._known_principals.clear()
         until = math.inf if expires_at is None else expires_at
-        self._known_principals[key] = (version, until, principal, used)
+        self._known_principals.keep(key, (version, until, principal, used))
 
     async def users_exist(self) -> bool:
         return bool(self._read("SELECT EXISTS(SELECT 1 FROM usuarios)")[0][0])

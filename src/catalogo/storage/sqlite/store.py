@@ -21,11 +21,12 @@ from catalogo.domain.busca import folded
 from catalogo.domain.errors import KeyTaken, NotFound
 from catalogo.domain.historico import Autoria
 from catalogo.domain.produtos import Produto
+from catalogo.runtime.kept import Kept
 from catalogo.storage.sql import EVENT_COLUMNS
 from catalogo.storage.sqlite import transaction
-from catalogo.storage.sqlite.busca import SQLiteSearch, index_if_long, index_pending
+from catalogo.storage.sqlite.busca import PAGES_KEPT, SQLiteSearch, index_if_long, index_pending
 from catalogo.storage.sqlite.changes import Changes
-from catalogo.storage.sqlite.contas import SQLiteAccounts
+from catalogo.storage.sqlite.contas import KEPT_PRINCIPALS, SQLiteAccounts
 from catalogo.storage.sqlite.historico import (
     COLUMNS,
     LIVE,
@@ -81,12 +82,12 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports, 
         self._changes = Changes(path)  # which stays as long as the reader is open: see there
         self._rows: OrderedDict[int, tuple[Any, ...] | None] = OrderedDict()  # as read at:
         self._rows_at: bytes | None = None
-        self._pages: dict[Any, Any] = {}  # storage/sqlite/busca.py
+        self._pages: Kept[Any, Any] = Kept(PAGES_KEPT)  # storage/sqlite/busca.py
         self._pages_at: bytes | None = None
         self._readers = Readers(path, lock_timeout_ms, query_timeout_ms)
         self._writer = Writer(path, lock_timeout_ms, committed, index_if_long, index_pending)
         self._writer.start()
-        self._known_principals = {}  # storage/sqlite/contas.py
+        self._known_principals = Kept(KEPT_PRINCIPALS)  # storage/sqlite/contas.py
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         return self._reader.read(sql, params)

@@ -164,29 +164,11 @@ def _escaped(text: str) -> str:
     )
 
 
-class Memo:
-    """Fragments by everything they are made from (their key), so that a fragment shown
-    again (the same rows of the same list page) is not rendered again: what the key does not
-    hold, the fragment cannot show, so it is never stale. Bounded: emptied when full."""
-
-    KEPT = 5_000
-
-    def __init__(self) -> None:
-        self._made: dict[Hashable, Markup] = {}
-
-    def get(self, key: Hashable, make: Callable[[], Markup]) -> Markup:
-        found = self._made.get(key)
-        if found is None:
-            if len(self._made) >= self.KEPT:
-                self._made.clear()
-            found = self._made[key] = make()
-        return found
-
-
 class Pages:
-    """Whole pages as they are sent, by everything they are made from (their key, as Memo's):
-    a product's edit page is rendered once per version and kind of visitor, not on every read,
-    and can never be stale, since what the key does not hold the page cannot show. The least
+    """Whole pages as they are sent, by everything they are made from (their key, as
+    runtime/kept.py's): a product's edit page is rendered once per version and kind of
+    visitor, not on every read, and can never be stale, since what the key does not hold the
+    page cannot show. The least
     recently shown go first once `budget` bytes are kept: a page's, its key's text and
     ENTRY_BYTES for the rest of what keeping it takes (each entry's size kept beside it)."""
 
