@@ -14,15 +14,16 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.middleware import Middleware
-from starlette.routing import BaseRoute, Mount, Route, Router
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from catalogo.domain.contas import Passwords
 from catalogo.domain.keyring import Keyring
 from catalogo.domain.produtos import ID_PATTERN
 from catalogo.http import openapi, problems
 from catalogo.http.access import Access
+from catalogo.http.fast import Router
 from catalogo.http.middleware.guard import SECURITY_HEADERS, Guard
 from catalogo.http.middleware.outermost import Handlers, LastResort, Outermost
 from catalogo.http.openapi.served import DocsResource, OpenAPIResource
@@ -97,59 +98,6 @@ register_url_convertor("importacao", ImportId())
 register_url_convertor("id", ProdutoId())  # sessions' and tokens' ids follow the same rule
 
 
-class _Router(Router):
-    """Starlette's router, with the routes that have no parameters looked up by their path:
-    Starlette tries each route's pattern in turn, and /healthz, the 27th, paid more for its
-    way there than for its answer. A path goes to the route it went to before: one that an
-    earlier route's pattern also matches is left to the patterns, in their order."""
-
-    def __init__(self, routes: list[BaseRoute], **options: Any) -> None:
-        super().__init__(routes, **options)
-        self._exact: dict[str, Route] = {}
-        self._patterns: list[BaseRoute] = []
-        for route in routes:
-            if (
-                isinstance(route, Route)
-                and not route.param_convertors
-                and not route.methods
-                and not any(
-                    not isinstance(earlier, Route | Mount) or earlier.path_regex.match(route.path)
-                    for earlier in self._patterns
-                )
-            ):
-                self._exact.setdefault(route.path, route)
-            else:
-                self._patterns.append(route)
-
-    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """What Starlette's does for a route that matches in full; anything else (a Mount, no
-        route at all, a lifespan) is Starlette's own to do."""
-        if scope["type"] != "http" or scope.get("root_path"):
-            await super().app(scope, receive, send)
-            return
-        path = scope["path"]
-        route = self._exact.get(path)
-        params: dict[str, Any] = {}
-        if route is None:
-            for pattern in self._patterns:
-                if not isinstance(pattern, Route) or pattern.methods:
-                    break  # Starlette's own matching from here
-                found = pattern.path_regex.match(path)
-                if found:
-                    route = pattern
-                    convertors = pattern.param_convertors
-                    params = {k: convertors[k].convert(v) for k, v in found.groupdict().items()}
-                    break
-        if route is None:
-            await super().app(scope, receive, send)
-            return
-        scope.setdefault("router", self)
-        scope["route"] = route
-        scope["endpoint"] = route.endpoint
-        scope["path_params"] = {**scope.get("path_params", {}), **params}
-        await route.app(scope, receive, send)
-
-
 class Catalogo(Starlette):
     """Starlette with the access log (http/middleware/outermost.py) outermost, in the place of
     Starlette's ServerErrorMiddleware and ExceptionMiddleware, whose work it does: it sees every
@@ -166,7 +114,7 @@ class Catalogo(Starlette):
         self, access_log: Callable[[ASGIApp, LastResort, Handlers], ASGIApp], **options: Any
     ) -> None:
         super().__init__(**options)
-        self.router = _Router(options["routes"], lifespan=options["lifespan"])
+        self.router = Router(options["routes"], lifespan=options["lifespan"])
         self._access_log = access_log
 
     def build_middleware_stack(self) -> ASGIApp:

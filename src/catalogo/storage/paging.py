@@ -7,8 +7,9 @@ once here, sans I/O (as h11 writes HTTP), and `run` / `run_async` drive them. Th
 the histories, newest first by one key, are read likewise in `keyed`'s steps.
 """
 
+import itertools
 from collections.abc import Awaitable, Callable, Generator, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from catalogo.domain.busca import END, Ordem, Position, Query
@@ -29,6 +30,9 @@ class Cursor(Generic[P]):
     before: P | None = None
 
 
+_SERIALS = itertools.count()
+
+
 @dataclass(frozen=True)
 class Page(Generic[T, P]):
     items: list[T]
@@ -36,6 +40,10 @@ class Page(Generic[T, P]):
     prev: Cursor[P] | None
     total: int | None = None  # how many in all, counted up to what was asked + 1; None: not asked
     before: int | None = None  # how many come before this page, counted likewise
+    # Which read made it, never the same for two pages in a process: what is made of a page
+    # (a list's HTML) is kept by it, and a store that keeps pages (SQLite's) hands out the
+    # same page, serial and all, while nothing changes.
+    serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
 
 
 COUNT_CAP = 10_000  # a page says "mais de 10.000" rather than count a million

@@ -151,39 +151,6 @@ class TestTheNewFormKept:
         assert client.get("/produtos/novo").headers["location"].startswith("/entrar")
 
 
-class TestPages:
-    def test_the_least_recently_shown_go_first_once_the_budget_is_spent(self) -> None:
-        pages = templating.Pages(3 * (100 + templating.Pages.ENTRY_BYTES))
-        made: list[int] = []
-
-        def show(n: int) -> None:
-            def page() -> bytes:
-                made.append(n)
-                return b"x" * 100
-
-            pages.get(n, page)
-
-        for n in (1, 2, 3, 1, 4, 1, 2):  # 1 shown again before 4 comes: 2 is the oldest
-            show(n)
-        assert made == [1, 2, 3, 4, 2]
-
-    def test_a_page_forgotten_is_made_again_and_its_bytes_are_free_for_others(self) -> None:
-        pages = templating.Pages(2 * (100 + templating.Pages.ENTRY_BYTES))
-        made: list[int] = []
-
-        def show(n: int) -> None:
-            pages.get(n, lambda: made.append(n) or b"x" * 100)  # type: ignore[func-returns-value]
-
-        show(1)
-        show(2)
-        pages.forget(1)
-        pages.forget(7)  # never kept: nothing to do
-        show(3)  # fits beside 2 now
-        show(2)
-        show(1)
-        assert made == [1, 2, 3, 1]
-
-
 # Who may look at an edit page, as http/access.py notes them: no accounts; anonymous where there
 # are; an editor, a reader; a browser whose session ended.
 _VISITORS: list[tuple[Principal | None, identity.Mode, bool]] = [

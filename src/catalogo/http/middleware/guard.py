@@ -28,7 +28,6 @@ Writes, and only writes, then go through three more steps:
 import asyncio
 import re
 import urllib.parse
-from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -44,6 +43,7 @@ from catalogo.domain.errors import (
 )
 from catalogo.http import problems
 from catalogo.http.bodies import keep_body, read_form
+from catalogo.http.fast import Deadlines
 from catalogo.http.negotiation import FORM_TYPES, header, media_type
 from catalogo.runtime.settings import Settings
 
@@ -106,7 +106,7 @@ class Guard:
         self.max_bytes = settings.max_body_bytes
         self.import_max_bytes = settings.import_max_bytes
         self.body_timeout = settings.body_timeout_ms / 1000
-        self._deadlines = _Deadlines(tick=min(1.0, self.body_timeout / 4))
+        self._deadlines = Deadlines(tick=min(1.0, self.body_timeout / 4))
         self.hosts = frozenset(h for h in settings.allowed_hosts if not h.startswith("."))
         self.domains = tuple(h for h in settings.allowed_hosts if h.startswith("."))
         self._accepted: set[bytes] = set()  # Host values seen and allowed: the usual few
@@ -209,47 +209,6 @@ class Guard:
                     return b"".join(chunks)
         finally:
             self._deadlines.forget(task)
-
-
-class _Deadlines:
-    """When each body being read must have arrived, checked every `tick` by one timer of the
-    event loop for all of them: an `asyncio.timeout` around each read cost 10 µs, a fifth of
-    the guard's time on a create; this costs a dict entry. A read past its deadline is
-    cancelled, and `expired` tells that cancellation from any other."""
-
-    def __init__(self, tick: float) -> None:
-        self.tick = tick
-        self._until: dict[asyncio.Task[Any], float] = {}
-        self._expired: set[asyncio.Task[Any]] = set()
-        self._timer: asyncio.AbstractEventLoop | None = None  # the loop whose timer is set
-
-    def watch(self, task: asyncio.Task[Any], deadline: float) -> None:
-        self._until[task] = deadline
-        loop = task.get_loop()
-        if self._timer is not loop:
-            self._timer = loop
-            loop.call_later(self.tick, self._check, loop)
-
-    def forget(self, task: asyncio.Task[Any]) -> None:
-        self._until.pop(task, None)
-
-    def expired(self, task: asyncio.Task[Any]) -> bool:
-        if task not in self._expired:
-            return False
-        self._expired.discard(task)
-        task.uncancel()
-        return True
-
-    def _check(self, loop: asyncio.AbstractEventLoop) -> None:
-        now = loop.time()
-        for task, deadline in list(self._until.items()):
-            if deadline <= now and task.get_loop() is loop and task not in self._expired:
-                self._expired.add(task)
-                task.cancel()
-        if self._until and self._timer is loop:
-            loop.call_later(self.tick, self._check, loop)
-        elif self._timer is loop:
-            self._timer = None
 
 
 def _overridden(value: str) -> str:

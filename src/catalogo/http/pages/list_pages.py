@@ -1,7 +1,6 @@
 """What a browser is shown of the catalog: the list page, with its search form, its columns
 and its pages, each product a row."""
 
-import weakref
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -121,10 +120,9 @@ def list_page(
         context = _listed(found, who, most)
         return notices.with_notice(request, "produtos/lista.html", headers or {}, **context)
     page = found.page
-    key = (id(page), request.scope["query_string"], who, most)
+    key = (page.serial, request.scope["query_string"], who, most)
 
     def make() -> bytes:
-        weakref.finalize(page, _PAGES.forget, key)
         return templating.load().page(
             "produtos/lista.html", aviso=None, **_listed(found, who, most)
         )
@@ -133,9 +131,9 @@ def list_page(
 
 
 # Whole list pages as a visitor with no notice to see is shown them (templating.Pages), by the
-# page of products they show, the query string (the listing and its links) and the visitor. A
-# page of products is kept by the store while nothing changes (SQLite's: sqlite_search.py), and
-# frozen: what is made of it is kept as long as it lives, and forgotten when it goes.
+# page of products they show (its serial), the query string (the listing and its links) and the
+# visitor. A page of products is kept by the store while nothing changes (SQLite's:
+# storage/sqlite/busca.py); the pages made of one that is gone are the first to go.
 _PAGES = templating.Pages(4 * 1024 * 1024)
 
 

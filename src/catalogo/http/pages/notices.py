@@ -20,9 +20,9 @@ from starlette.responses import Response
 from catalogo.domain import lotes
 from catalogo.domain.produtos import CAMPOS, ROTULOS, Produto, parse_id
 from catalogo.http import templating
+from catalogo.http.fast import Prepared, raw, write_cookie
 from catalogo.http.listing import Listing
 from catalogo.http.negotiation import VARY
-from catalogo.http.resources import Prepared, raw, write_cookie
 from catalogo.http.shared import shared_of
 from catalogo.services.produtos import Updated
 

@@ -17,11 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, NoReturn
 
 import orjson
-from starlette.endpoints import HTTPEndpoint
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
 
 from catalogo.domain.errors import BadRequest, NotAcceptable
 
@@ -30,6 +28,7 @@ from catalogo.domain.historico import Autoria, authorship
 from catalogo.domain.produtos import JSON_OPTIONS, Produto, every_value, representation
 from catalogo.http import conditional, problems, templating
 from catalogo.http.access import Need
+from catalogo.http.fast import Endpoint, Prepared
 from catalogo.http.identity import personal, principal, request_id
 from catalogo.http.listing import Paging
 from catalogo.http.negotiation import HTML, JSON, VARY, preferred
@@ -45,7 +44,7 @@ BAD_PAGE = "pagina deve ser um número de 1 em diante (recebido «{}»)."
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
-class Resource(HTTPEndpoint):
+class Resource(Endpoint):
     """One URI. `needs` is what a subclass writes; `allowed` and `need` are worked out from it
     and from the methods it defines, once per class (`__init_subclass__`), and are the one
     source for the 405's and OPTIONS' `Allow`, the access check and the API description."""
@@ -73,10 +72,6 @@ class Resource(HTTPEndpoint):
                 need[method] = Need.READ if method in ("GET", "OPTIONS") else Need.WRITE
         cls.need = need
         cls._allow = {"Allow": ", ".join(cls.allowed)}
-
-    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Starlette's, without working out the allowed methods again on every request."""
-        self.scope, self.receive, self.send = scope, receive, send
 
     async def dispatch(self) -> None:
         """Starlette's, with the access check between routing and the handler."""
@@ -149,44 +144,12 @@ def represented(produto: Produto) -> orjson.Fragment:
     return found
 
 
-class Prepared(Response):
-    """An answer on the hot paths (a product's GET, a create's 201 or 303): the body already
-    bytes, `headers` written as they go out (lower-case names, bytes), to which the length and
-    the type are added. Starlette's Response lower-cases, encodes and checks each header on
-    every answer, which cost more than anything else on the edit page's way once the page was
-    kept."""
-
-    def __init__(
-        self,
-        status_code: int,
-        headers: list[tuple[bytes, bytes]],
-        body: bytes = b"",
-        media_type: str | None = None,
-    ) -> None:
-        self.status_code = status_code
-        self.body = body
-        self.background = None
-        self.media_type = media_type
-        headers.append((b"content-length", b"%d" % len(body)))
-        if media_type is not None:
-            headers.append((b"content-type", _CONTENT_TYPES[media_type]))
-        self.raw_headers = headers
-
-
 def fresh(body: bytes, media_type: str, etag: str) -> Prepared:
     """A product as a GET sends it: every client asks again (no-cache), with its ETag."""
     return Prepared(200, [(b"etag", etag.encode()), *_FRESH], body, media_type)
 
 
 _FRESH = ((b"cache-control", b"no-cache"), (b"vary", b"Accept"))
-_CONTENT_TYPES = {HTML: b"text/html; charset=utf-8", JSON: JSON.encode()}
-
-
-def raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
-    """Headers as Prepared takes them."""
-    return [
-        (name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()
-    ]
 
 
 def autoria_of(request: Request, media: str) -> Autoria:
@@ -216,25 +179,6 @@ def link_header(links: dict[str, str]) -> dict[str, str]:
     if not links:
         return {}
     return {"Link": ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())}
-
-
-def write_cookie(
-    response: Response,
-    name: str,
-    value: str,
-    *,
-    https: bool,
-    max_age: int,
-    path: str = "/",
-    same_site: str = "Lax",
-) -> None:
-    """An HttpOnly cookie, written out rather than through SimpleCookie, which costs more than
-    the rest of a write's answer: `value` must be cookie-safe as it is (percent-encoded, or a
-    token's alphabet). `https` is Access.over_https, so a balancer's TLS counts. Max-Age 0
-    deletes it."""
-    secure = "; Secure" if https else ""
-    cookie = f"{name}={value}; HttpOnly; Max-Age={max_age}; Path={path}; SameSite={same_site}"
-    response.raw_headers.append((b"set-cookie", (cookie + secure).encode("latin-1")))
 
 
 def idempotency_key(request: Request) -> str | None:

@@ -27,10 +27,11 @@ from catalogo.domain.errors import BadRequest, NotFound
 from catalogo.http import templating
 from catalogo.http.access import Need, local_path, resume, session_cookie, sign_in_page, why_sign_in
 from catalogo.http.bodies import read_form
+from catalogo.http.fast import write_cookie
 from catalogo.http.identity import principal, visitor
 from catalogo.http.negotiation import HTML, VARY
 from catalogo.http.pages import notices
-from catalogo.http.resources import Resource, negotiate, write_cookie
+from catalogo.http.resources import Resource, negotiate
 from catalogo.http.shared import Shared, shared_of
 from catalogo.services.contas import (
     change_password,

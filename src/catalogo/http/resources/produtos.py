@@ -41,6 +41,7 @@ from catalogo.domain.produtos import (
 from catalogo.http import conditional
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, read_form, read_json
+from catalogo.http.fast import Prepared, raw
 from catalogo.http.identity import visitor
 from catalogo.http.listing import RETURN_PARAMETER, Listing, parse_formato
 from catalogo.http.negotiation import HTML, JSON, VARY, body_is_json, header
@@ -58,7 +59,6 @@ from catalogo.http.pages.produto_pages import (
 )
 from catalogo.http.problems import invalid_fields
 from catalogo.http.resources import (
-    Prepared,
     Resource,
     autoria_of,
     conflict,
@@ -68,7 +68,6 @@ from catalogo.http.resources import (
     json_response,
     link_header,
     negotiate,
-    raw,
     represented,
 )
 from catalogo.http.resources.exportacoes import export_response

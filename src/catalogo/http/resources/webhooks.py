@@ -19,11 +19,12 @@ from catalogo.domain.webhooks import EVENTOS, SubscriptionRefused, Webhook, pars
 from catalogo.http import templating
 from catalogo.http.access import Need
 from catalogo.http.bodies import form_pairs, read_json
+from catalogo.http.fast import write_cookie
 from catalogo.http.identity import principal, visitor
 from catalogo.http.negotiation import HTML, JSON, VARY, body_is_json
 from catalogo.http.pages import notices
 from catalogo.http.problems import problem_for
-from catalogo.http.resources import Resource, json_response, negotiate, write_cookie
+from catalogo.http.resources import Resource, json_response, negotiate
 from catalogo.http.shared import shared_of
 from catalogo.services.webhooks import replay, subscribe, subscription, unsubscribe
 
