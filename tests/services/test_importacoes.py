@@ -231,7 +231,7 @@ def test_a_code_a_removed_product_keeps_is_refused_in_the_dry_run_with_the_forms
 ) -> None:
     async def test(storage: Storage, passwords: Passwords) -> None:
         kept = await storage.create(Produto(nome="Caneca", preco=Decimal(10), codigo="C-1"), CLI)
-        await storage.delete(kept.id or 0, None, CLI)
+        await storage.remove(kept.id or 0, None, CLI)
         report = await previa.dry_run(storage, csv_of("codigo;nome;preco", "c-1;Copo;3,00"))
         assert [e.mensagem for e in report.erros] == [
             CodigoTaken("c-1", kept.id or 0, removed=True).message  # as the file writes it

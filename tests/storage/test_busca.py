@@ -118,7 +118,7 @@ def run(database: str, test: Callable[[Storage], Awaitable[None]]) -> None:
                 await storage.create(
                     Produto(nome=nome, descricao=descricao, preco=Decimal(preco)), CLI
                 )
-            await storage.delete(REMOVED, None, CLI)
+            await storage.remove(REMOVED, None, CLI)
             await test(storage)
         finally:
             await storage.close()
@@ -214,7 +214,7 @@ def test_counts_stop_past_the_cap_and_follow_every_change(database: str) -> None
         assert before is not None
         await storage.create(Produto(nome="mais uma", preco=Decimal(1)), CLI)
         assert (await storage.find(query, Cursor(2), count=100)).total == before + 1
-        await storage.delete(1, None, CLI)
+        await storage.remove(1, None, CLI)
         assert (await storage.find(query, Cursor(2), count=100)).total == before
         await storage.update(2, Produto(nome="sem letra", preco=Decimal(1)), None, CLI)
         assert (await storage.find(query, Cursor(2), count=100)).total == before
@@ -228,7 +228,7 @@ def test_a_changed_product_is_found_by_its_new_words_only(database: str) -> None
         assert (await storage.find(Query(terms("coracao")), Cursor(9))).items == []
         found = await storage.find(Query(terms("peru")), Cursor(9))
         assert [p.id for p in found.items] == [3]
-        await storage.delete(3, None, CLI)
+        await storage.remove(3, None, CLI)
         assert (await storage.find(Query(terms("peru")), Cursor(9))).items == []
         await storage.restore(3, CLI)
         assert [p.id for p in (await storage.find(Query(terms("peru")), Cursor(9))).items] == [3]

@@ -241,7 +241,7 @@ def test_a_history_pages_through_a_products_events_newest_first(database: str) -
         other = await storage.create(produto("outro"), CLI)
         for n in range(2, 9):
             await storage.update(criado.id, produto(f"v{n}"), None, CLI)
-        await storage.delete(criado.id, None, CLI)
+        await storage.remove(criado.id, None, CLI)
         await storage.restore(criado.id, CLI)
 
         versions = await walk(lambda c: storage.history(criado.id or 0, c), lambda e: e.versao)
@@ -277,7 +277,7 @@ def test_the_trash_lists_removed_products_latest_removal_first(database: str) ->
     async def test(storage: Storage) -> None:
         await storage.create_many((produto(f"p{n}") for n in range(8)), CLI)
         for id in (3, 1, 7, 2, 8):
-            await storage.delete(id, None, CLI)
+            await storage.remove(id, None, CLI)
         await storage.restore(2, CLI)
 
         assert await walk(storage.trash, lambda r: r.produto.id or 0) == [8, 7, 1, 3]
@@ -291,8 +291,8 @@ def test_the_trash_lists_removed_products_latest_removal_first(database: str) ->
 def test_purging_deletes_only_products_removed_before_the_time_given(database: str) -> None:
     async def test(storage: Storage) -> None:
         await storage.create_many((produto(f"p{n}") for n in range(4)), CLI)
-        await storage.delete(1, None, CLI)
-        await storage.delete(2, None, CLI)
+        await storage.remove(1, None, CLI)
+        await storage.remove(2, None, CLI)
         second = await storage.removed(2)
         assert second is not None
         assert await storage.purge(second.removido_em) == 1  # removed before the second removal
@@ -314,7 +314,7 @@ def test_the_feed_gives_every_event_once_in_id_order(database: str) -> None:
         criado = await storage.create(produto("a"), CLI)
         assert criado.id is not None
         await storage.update(criado.id, produto("b"), None, CLI)
-        await storage.delete(criado.id, None, CLI)
+        await storage.remove(criado.id, None, CLI)
         first = await storage.events(0, 2)
         rest = await storage.events(first[-1].id, 2)
         assert [e.tipo for e in first + rest] == ["criado", "alterado", "removido"]
@@ -337,7 +337,7 @@ def test_a_code_is_one_products_blind_to_case_and_a_removed_product_keeps_it(
         with pytest.raises(CodigoTaken) as live:
             await storage.create(coded("Outra", "can-az-300"), CLI)
         assert (live.value.holder, live.value.removed) == (caneca.id, False)
-        await storage.delete(caneca.id, None, CLI)
+        await storage.remove(caneca.id, None, CLI)
         with pytest.raises(CodigoTaken) as kept:
             await storage.create(coded("Outra", "Can-Az-300"), CLI)
         assert (kept.value.holder, kept.value.removed) == (caneca.id, True)
@@ -412,7 +412,7 @@ def test_an_export_reads_the_whole_result_in_chunks_as_of_one_moment(database: s
         first = await anext(chunks)
         await storage.create(produto("Caneca nova"), CLI)
         assert ids[0] is not None
-        await storage.delete(ids[0], None, CLI)
+        await storage.remove(ids[0], None, CLI)
         read = [[p.id for p in chunk] for chunk in [first, *[c async for c in chunks]]]
         assert read == [[ids[4], ids[3]], [ids[2], ids[1]], [ids[0]]]
 
@@ -444,12 +444,14 @@ def test_writes_applied_together_are_all_or_nothing_each_with_its_event(database
             Write(copo.id, 7, produto("Copo azul")),  # copo is at version 1
         ]
         with pytest.raises(VersionConflict):
-            await storage.apply(stale, batch)
+            await storage.write_many(stale, batch)
         assert [p.nome for p in (await storage.find(Query(), Cursor(9))).items] == [
             "Copo",
             "Caneca",
         ]
-        done = await storage.apply([*stale[:2], Write(copo.id, 1, produto("Copo azul"))], batch)
+        done = await storage.write_many(
+            [*stale[:2], Write(copo.id, 1, produto("Copo azul"))], batch
+        )
         assert [(p.nome, p.versao) for p in done] == [
             ("Prato", 1),
             ("Caneca azul", 2),
@@ -473,24 +475,24 @@ def test_a_batch_is_undone_whole_or_not_at_all_if_one_of_its_products_is_not_as_
         caneca = await storage.create(Produto(nome="Caneca", preco=Decimal(10), codigo="C-1"), CLI)
         assert caneca.id is not None
         batch = CLI._replace(origem="importacao", lote="lote-2")
-        novo, mudado = await storage.apply(
+        novo, mudado = await storage.write_many(
             [Write(None, None, produto("Prato")), Write(caneca.id, 1, produto("Caneca azul"))],
             batch,
         )
         assert novo.id is not None and mudado.codigo == "C-1"  # not named: kept
         await storage.update(novo.id, produto("Prato fundo"), None, CLI)
         with pytest.raises(ChangedSince) as moved:
-            await storage.revert("lote-2", CLI._replace(lote="lote-2:desfeita"))
+            await storage.undo_batch("lote-2", CLI._replace(lote="lote-2:desfeita"))
         assert moved.value.ids == [novo.id]
         assert (await storage.get(caneca.id)) == mudado  # nothing undone
-        await storage.delete(novo.id, None, CLI)
+        await storage.remove(novo.id, None, CLI)
         with pytest.raises(ChangedSince):  # removed since: not as the batch left it
-            await storage.revert("lote-2", CLI)
+            await storage.undo_batch("lote-2", CLI)
         await storage.restore(novo.id, CLI)
         await storage.update(novo.id, produto("Prato"), None, CLI)
-        assert await storage.revert("lote-2", CLI) == 2  # edited back: as the batch left it
+        assert await storage.undo_batch("lote-2", CLI) == 2  # edited back: as the batch left it
         with pytest.raises(NotFound):
-            await storage.revert("lote-que-nao-existe", CLI)
+            await storage.undo_batch("lote-que-nao-existe", CLI)
 
     run(database, test)
 
@@ -503,10 +505,10 @@ def test_undoing_a_batch_removes_what_it_created_and_gives_back_what_it_changed(
         assert caneca.id is not None
         batch = CLI._replace(origem="importacao", lote="lote-3")
         changed = Produto(nome="Caneca azul", preco=Decimal(12), codigo=None)
-        novo, _ = await storage.apply(
+        novo, _ = await storage.write_many(
             [Write(None, None, produto("Prato")), Write(caneca.id, 1, changed)], batch
         )
-        assert await storage.revert("lote-3", CLI._replace(lote="lote-3:desfeita")) == 2
+        assert await storage.undo_batch("lote-3", CLI._replace(lote="lote-3:desfeita")) == 2
         assert [(e.produto_id, e.versao) for e in (await storage.events(0, 100))[-2:]] == [
             (novo.id, 2),
             (caneca.id, 3),
@@ -527,17 +529,17 @@ def test_undoing_a_batch_removes_what_it_created_and_gives_back_what_it_changed(
 def test_a_batch_larger_than_a_stretch_is_undone_whole_and_refused_whole(database: str) -> None:
     async def test(storage: Storage) -> None:
         batch = CLI._replace(origem="importacao", lote="lote-4")
-        made = await storage.apply(
+        made = await storage.write_many(
             [Write(None, None, produto(f"Prato {n}")) for n in range(2500)], batch
         )
         last = made[-1].id or 0
         await storage.update(last, produto("Prato mudado"), None, CLI)
         with pytest.raises(ChangedSince) as moved:  # found in the third stretch: nothing undone
-            await storage.revert("lote-4", CLI._replace(lote="lote-4:desfeita"))
+            await storage.undo_batch("lote-4", CLI._replace(lote="lote-4:desfeita"))
         assert moved.value.ids == [last]
         assert (await storage.find(Query(), Cursor(1), count=10_000)).total == 2500
         await storage.update(last, produto("Prato 2499"), None, CLI)
-        assert await storage.revert("lote-4", CLI._replace(lote="lote-4:desfeita")) == 2500
+        assert await storage.undo_batch("lote-4", CLI._replace(lote="lote-4:desfeita")) == 2500
         assert (await storage.find(Query(), Cursor(1), count=10_000)).total == 0
 
     run(database, test)

@@ -208,7 +208,7 @@ class Row:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-def code_key(codigo: str) -> str | None:
+def cell_codigo_key(codigo: str) -> str | None:
     """The key a row's code is looked up by, or None for a code the rules refuse (the row's
     validation says why): no database is ever asked for a NUL or a line break."""
     try:

@@ -80,9 +80,10 @@ class ProdutoId(Convertor[int]):
         return str(value)
 
 
-class ImportId(Convertor[str]):
-    """An import's or a batch's id: 32 lowercase hex digits (services/importacoes.py and
-    services/lotes.py make them), nothing else."""
+class LoteId(Convertor[str]):
+    """The id of a write of many products, a batch's or an import's (the `lote` of their
+    events): 32 lowercase hex digits (services/lotes.py and services/importacoes.py make them),
+    nothing else."""
 
     regex = "[0-9a-f]{32}"
 
@@ -94,7 +95,7 @@ class ImportId(Convertor[str]):
 
 
 register_url_convertor("produto_id", ProdutoId())
-register_url_convertor("importacao", ImportId())
+register_url_convertor("lote", LoteId())
 register_url_convertor("id", ProdutoId())  # sessions' and tokens' ids follow the same rule
 
 
@@ -150,13 +151,13 @@ def create_app(settings: Settings | None = None) -> Catalogo:
         Route("/produtos/removidos", RemovidosResource),
         Route("/produtos/eventos", EventosResource),
         Route("/produtos/lote", LoteResource),
-        Route("/produtos/lote/{id:importacao}", LoteItemResource),
-        Route("/produtos/lote/{id:importacao}/reversao", LoteReversaoResource),
+        Route("/produtos/lote/{id:lote}", LoteItemResource),
+        Route("/produtos/lote/{id:lote}/reversao", LoteReversaoResource),
         Route("/produtos/importacoes", ImportacoesResource),
         Route("/produtos/importacoes/modelo", ModeloResource),
-        Route("/produtos/importacoes/{id:importacao}", ImportacaoResource),
-        Route("/produtos/importacoes/{id:importacao}/confirmacao", ConfirmacaoResource),
-        Route("/produtos/importacoes/{id:importacao}/reversao", ReversaoResource),
+        Route("/produtos/importacoes/{id:lote}", ImportacaoResource),
+        Route("/produtos/importacoes/{id:lote}/confirmacao", ConfirmacaoResource),
+        Route("/produtos/importacoes/{id:lote}/reversao", ReversaoResource),
         Route("/entrar", EntrarResource),
         Route("/sair", SairResource),
         Route("/conta", ContaResource),

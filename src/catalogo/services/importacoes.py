@@ -7,7 +7,7 @@ service layer's part for imports; domain/planilhas.py reads the file, and storag
 2. **Confirm** (`confirm`): every row or none, in one transaction, only if no product it
    changes moved on since the dry run; otherwise the dry run is made again from the kept file
    (`ImportMoved`, with the fresh report) and nothing is written. Confirming twice applies once.
-3. **Undo** (`undo`): the import's batch undone (Storage.revert), if none of its products
+3. **Undo** (`undo`): the import's batch undone (Storage.undo_batch), if none of its products
    changed since.
 
 The slow parts (reading the file, checking 50,000 rows) run off the event loop, so other

@@ -10,7 +10,7 @@ anchor: choose products, choose an action, read what it would do, confirm.
    each is still at the version the plan showed (else `BatchMoved`, nothing written). Each gets an
    event, `origem` lote and the batch's id in `lote`; a batch whose id has events is done
    already, and confirming it again writes nothing (a double click, a retry).
-3. **Undo** (`undo`): Storage.revert, as an import's undo.
+3. **Undo** (`undo`): Storage.undo_batch, as an import's undo.
 """
 
 import asyncio
@@ -254,7 +254,7 @@ async def confirm(
             raise BatchMoved(moved)
         writes = await asyncio.to_thread(_writes, pedido, seen, current)
         try:
-            await storage.apply(writes, autoria._replace(origem="lote", lote=lote))
+            await storage.write_many(writes, autoria._replace(origem="lote", lote=lote))
         except VersionConflict as conflict:
             raise BatchMoved([conflict.current.id or 0]) from None
         except NotFound:
@@ -292,7 +292,7 @@ async def undo(storage: Storage, lote: str, autoria: Autoria) -> int:
         raise NotFound()
     if await applied(storage, f"{lote}:desfeita"):
         raise BatchUndone()
-    return await storage.revert(lote, autoria._replace(origem="lote", lote=f"{lote}:desfeita"))
+    return await storage.undo_batch(lote, autoria._replace(origem="lote", lote=f"{lote}:desfeita"))
 
 
 def representation(plan: Plan) -> dict[str, Any]:

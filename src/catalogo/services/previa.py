@@ -126,7 +126,9 @@ async def dry_run(
         while batch := await _in_thread(lambda: list(itertools.islice(rows, ROWS_READ))):
             by_id = await live(storage, "ids", {row.id for row in batch if row.id is not None})
             named = (
-                planilhas.code_key(str(r.fields["codigo"])) for r in batch if r.fields.get("codigo")
+                planilhas.cell_codigo_key(str(r.fields["codigo"]))
+                for r in batch
+                if r.fields.get("codigo")
             )
             codes = {key for key in named if key is not None}
             known = Known(
@@ -206,8 +208,8 @@ def _planned(
         if current is None and "id" not in problems:
             problems["id"] = f"Não há produto {row.id} no catálogo (ou ele foi removido)."
     elif codigo:
-        current = by_code.get(planilhas.code_key(codigo))
-    keys = {"id": row.id, "codigo": planilhas.code_key(codigo) if codigo else None}
+        current = by_code.get(planilhas.cell_codigo_key(codigo))
+    keys = {"id": row.id, "codigo": planilhas.cell_codigo_key(codigo) if codigo else None}
     for name, key in keys.items():
         if key is None:
             continue

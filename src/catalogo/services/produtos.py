@@ -126,7 +126,7 @@ async def remove(storage: Storage, id: int, expected: Expected, autoria: Autoria
     PreconditionFailed (past If-Match) or VersionConflict (past `based_on`). Raises
     ProductNotFound or ProductRemoved."""
     try:
-        return await storage.delete(id, expected.versions, autoria)
+        return await storage.remove(id, expected.versions, autoria)
     except NotFound:
         raise await missing(storage, id, expected) from None
     except VersionConflict as failure:

@@ -88,13 +88,13 @@ class ProductStore(Protocol):
         """Raises NotFound (also for a removed product) or VersionConflict."""
         ...
 
-    async def apply(self, writes: Sequence[Write], autoria: Autoria) -> list[Produto]:
+    async def write_many(self, writes: Sequence[Write], autoria: Autoria) -> list[Produto]:
         """Every write or none, in one transaction, each with its event (`autoria` says its
         origem and lote). Raises VersionConflict (an update's product moved on from its
         `versao`), NotFound (removed meanwhile) or CodigoTaken: then nothing is written."""
         ...
 
-    async def revert(self, lote: str, autoria: Autoria) -> int:
+    async def undo_batch(self, lote: str, autoria: Autoria) -> int:
         """Undoes the batch `lote` in one transaction, each product by its batch's last
         event: one it changed gets its values from before, one it created is removed, one it
         removed is restored; each undo with its event (`autoria`); how many it undid. Every
@@ -103,7 +103,7 @@ class ProductStore(Protocol):
         CodigoTaken: a code it would give back is another product's now."""
         ...
 
-    async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
+    async def remove(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         """Removes, keeping the row: the product as it was, at its new version."""
         ...
 
@@ -346,16 +346,16 @@ class ImportStore(Protocol):
         now: float,
     ) -> int:
         """Applies the import's `novo` and `alterado` lines in the file's order, each made a
-        Write by `write_of`, as `apply` does (`autoria.lote` is `id`), and marks it
+        Write by `write_of`, as `write_many` does (`autoria.lote` is `id`), and marks it
         `aplicada`, in one transaction, dropping its file and lines: how many it wrote. The
         lines are read a few at a time, so no import is ever held whole. Raises ImportClosed
-        (not `preparada`, or expired at `now`), or what `apply` raises; then nothing is
+        (not `preparada`, or expired at `now`), or what `write_many` raises; then nothing is
         written."""
         ...
 
     async def undo_import(self, id: str, autoria: Autoria, now: float) -> int:
-        """`revert`s the import's batch and marks it `desfeita`, in one transaction. Raises
-        ImportClosed (not `aplicada`), or what `revert` raises."""
+        """Undoes the import's batch (`undo_batch`) and marks it `desfeita`, in one transaction.
+        Raises ImportClosed (not `aplicada`), or what `undo_batch` raises."""
         ...
 
     async def batch_events(self, lote: str, offset: int, limit: int) -> list[Evento]:

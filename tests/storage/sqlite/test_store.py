@@ -238,7 +238,7 @@ def test_a_product_read_again_is_not_asked_of_sqlite_until_something_is_committe
             await there.update(made.id, produto("Caneca azul"), None, CLI)
             changed = await here.get(made.id)
             assert changed is not None and changed.nome == "Caneca azul" and len(asked) == 1
-            await there.delete(made.id, None, CLI)
+            await there.remove(made.id, None, CLI)
             assert await here.get(made.id) is None
             await there.restore(made.id, CLI)
             assert await here.get(made.id) is not None
@@ -379,7 +379,7 @@ def test_a_batch_of_writes_leaves_the_search_index_as_its_last_texts_say(
             await storage.update(made.id, produto("Caneca verde"), None, CLI)
             gone = await storage.create(produto("Prato azul"), CLI)
             assert gone.id is not None
-            await storage.delete(gone.id, None, CLI)
+            await storage.remove(gone.id, None, CLI)
 
         assert old.id is not None
 
@@ -387,7 +387,7 @@ def test_a_batch_of_writes_leaves_the_search_index_as_its_last_texts_say(
             assert old.id is not None
             return asyncio.gather(
                 storage.update(old.id, produto("Caneca amarela"), None, CLI),
-                storage.delete(old.id, None, CLI),
+                storage.remove(old.id, None, CLI),
                 storage.restore(old.id, CLI),
             )
 

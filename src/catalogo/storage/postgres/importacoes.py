@@ -1,7 +1,7 @@
 """Imports in PostgreSQL: the half of storage/postgres/store.py's store that keeps a dry run between
 its report and its confirmation, on the same pool (storage/sqlite/importacoes.py's statements).
-Confirming and undoing change products, so each runs storage/postgres/store.py's own `apply` and
-`revert` in the same transaction as the import's change of state."""
+Confirming and undoing change products, so each runs storage/postgres/store.py's own
+`write_many` and `undo_batch` in the same transaction as the import's change of state."""
 
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
@@ -34,11 +34,13 @@ _LINE_COLUMNS = ["importacao_id", "tipo", "posicao", "dados"]
 class PostgresImports(PostgresPool):
     if TYPE_CHECKING:
 
-        async def _applied(
+        async def _written_many(
             self, connection: Connection, writes: Sequence[storage.Write], autoria: Autoria
         ) -> list[Produto]: ...
 
-        async def _reverted(self, connection: Connection, lote: str, autoria: Autoria) -> int: ...
+        async def _undone_batch(
+            self, connection: Connection, lote: str, autoria: Autoria
+        ) -> int: ...
 
     async def stage_import(
         self, importacao: Importacao, conteudo: bytes, lines: Sequence[StagedLine]
@@ -93,7 +95,7 @@ class PostgresImports(PostgresPool):
             while lines := await connection.fetch(_WRITE_LINES, id, last):
                 last = lines[-1][0]
                 writes = [write_of(line[1]) for line in lines]
-                written += len(await self._applied(connection, writes, autoria))
+                written += len(await self._written_many(connection, writes, autoria))
             await connection.execute(_FORGET_LINES, id)
             return written
 
@@ -103,7 +105,7 @@ class PostgresImports(PostgresPool):
         async def undo(connection: Connection) -> int:
             if await connection.fetchval(_UNDO, now, autoria.quem, id) is None:
                 raise storage.ImportClosed(await _closed(connection, id))
-            return await self._reverted(connection, id, autoria)
+            return await self._undone_batch(connection, id, autoria)
 
         return await self._change(undo)
 

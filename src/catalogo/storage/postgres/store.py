@@ -101,22 +101,26 @@ class PostgresStorage(
     ) -> storage.Saved:
         return await self._change(lambda c: transaction.update(c, id, produto, versions, autoria))
 
-    async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
-        return await self._change(lambda connection: transaction.apply(connection, writes, autoria))
+    async def write_many(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
+        return await self._change(
+            lambda connection: transaction.write_many(connection, writes, autoria)
+        )
 
-    async def revert(self, lote: str, autoria: Autoria) -> int:
-        return await self._change(lambda connection: transaction.revert(connection, lote, autoria))
+    async def undo_batch(self, lote: str, autoria: Autoria) -> int:
+        return await self._change(
+            lambda connection: transaction.undo_batch(connection, lote, autoria)
+        )
 
-    async def _applied(
+    async def _written_many(
         self, connection: Connection, writes: Sequence[storage.Write], autoria: Autoria
     ) -> list[Produto]:
-        """`apply` in a transaction of its caller's: confirming an import (postgres_imports)."""
-        return await transaction.apply(connection, writes, autoria)
+        """`write_many` in a transaction of its caller's: confirming an import."""
+        return await transaction.write_many(connection, writes, autoria)
 
-    async def _reverted(self, connection: Connection, lote: str, autoria: Autoria) -> int:
-        return await transaction.revert(connection, lote, autoria)
+    async def _undone_batch(self, connection: Connection, lote: str, autoria: Autoria) -> int:
+        return await transaction.undo_batch(connection, lote, autoria)
 
-    async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
+    async def remove(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         async def delete(connection: Connection) -> Produto:
             return await transaction.mark_removed(
                 connection, await transaction.current_of(connection, id, versions), autoria

@@ -31,7 +31,7 @@ LIVE = "removido_em IS NULL"
 COLUMNS = "id, nome, descricao, preco, versao, criado_em, atualizado_em, codigo"
 
 
-async def apply(
+async def write_many(
     connection: Connection, writes: Sequence[storage.Write], autoria: Autoria
 ) -> list[Produto]:
     done = []
@@ -47,7 +47,7 @@ async def apply(
     return done
 
 
-async def revert(connection: Connection, lote: str, autoria: Autoria) -> int:
+async def undo_batch(connection: Connection, lote: str, autoria: Autoria) -> int:
     """As storage/sqlite/store.py's: every product checked (and locked) first, then every one
     undone, a stretch of the batch at a time."""
     moved: list[int] = []

@@ -1,7 +1,7 @@
 """Imports in the SQLite file: the half of storage/sqlite/store.py's store that keeps a dry run
 between its report and its confirmation (reads inline, writes on the writer thread). Confirming and
-undoing change products, so each runs storage/sqlite/store.py's own `apply` and `revert` in the same
-write as the import's change of state: all of it, or none."""
+undoing change products, so each runs storage/sqlite/store.py's own `write_many` and
+`undo_batch` in the same write as the import's change of state: all of it, or none."""
 
 import sqlite3
 from collections.abc import Callable, Collection, Sequence
@@ -20,7 +20,7 @@ T = TypeVar("T")
 
 
 class SQLiteImports:
-    """Mixed into SQLiteStorage, whose `_read`, `_submit`, `_applied` and `_reverted` these
+    """Mixed into SQLiteStorage, whose `_read`, `_submit`, `_written_many` and `_undone_batch` these
     use."""
 
     if TYPE_CHECKING:
@@ -29,11 +29,13 @@ class SQLiteImports:
 
         async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
 
-        def _applied(
+        def _written_many(
             self, connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
         ) -> list[Produto]: ...
 
-        def _reverted(self, connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int: ...
+        def _undone_batch(
+            self, connection: sqlite3.Connection, lote: str, autoria: Autoria
+        ) -> int: ...
 
     async def stage_import(
         self, importacao: Importacao, conteudo: bytes, lines: Sequence[StagedLine]
@@ -88,7 +90,9 @@ class SQLiteImports:
             written, last = 0, -1
             while lines := connection.execute(sql.WRITE_LINES, (id, last)).fetchall():
                 last = lines[-1][0]
-                written += len(self._applied(connection, [write_of(d) for _, d in lines], autoria))
+                written += len(
+                    self._written_many(connection, [write_of(d) for _, d in lines], autoria)
+                )
             connection.execute(sql.FORGET_LINES, (id,))
             return written
 
@@ -98,7 +102,7 @@ class SQLiteImports:
         def run(connection: sqlite3.Connection) -> int:
             if not connection.execute(sql.UNDO, (now, autoria.quem, id)).fetchall():
                 raise storage.ImportClosed(_closed(connection, id))
-            return self._reverted(connection, id, autoria)
+            return self._undone_batch(connection, id, autoria)
 
         return await self._submit(run)
 

@@ -165,25 +165,25 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports, 
             lambda c: transaction.update(c, id, produto, versions, autoria)
         )
 
-    async def apply(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
+    async def write_many(self, writes: Sequence[storage.Write], autoria: Autoria) -> list[Produto]:
         return await self._writer.submit(
-            lambda c: transaction.apply(c, writes, autoria)
+            lambda c: transaction.write_many(c, writes, autoria)
         )  # all or none
 
-    async def revert(self, lote: str, autoria: Autoria) -> int:
-        return await self._writer.submit(lambda c: transaction.revert(c, lote, autoria))
+    async def undo_batch(self, lote: str, autoria: Autoria) -> int:
+        return await self._writer.submit(lambda c: transaction.undo_batch(c, lote, autoria))
 
-    def _applied(
+    def _written_many(
         self, connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
     ) -> list[Produto]:
-        """`apply` within its caller's write: confirming an import
+        """`write_many` within its caller's write: confirming an import
         (storage/sqlite/importacoes.py)."""
-        return transaction.apply(connection, writes, autoria)
+        return transaction.write_many(connection, writes, autoria)
 
-    def _reverted(self, connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
-        return transaction.revert(connection, lote, autoria)
+    def _undone_batch(self, connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
+        return transaction.undo_batch(connection, lote, autoria)
 
-    async def delete(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
+    async def remove(self, id: int, versions: Collection[int] | None, autoria: Autoria) -> Produto:
         def run(connection: sqlite3.Connection) -> Produto:
             return transaction.mark_removed(
                 connection, transaction.current(connection, id, versions), autoria

@@ -91,7 +91,7 @@ def update(
     return storage.Saved(depois, changed=True)
 
 
-def apply(
+def write_many(
     connection: sqlite3.Connection, writes: Sequence[storage.Write], autoria: Autoria
 ) -> list[Produto]:
     done = []
@@ -105,8 +105,8 @@ def apply(
     return done
 
 
-def revert(connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
-    """Storage.revert, a stretch of the batch at a time (sql.last_events): every product
+def undo_batch(connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
+    """Storage.undo_batch, a stretch of the batch at a time (sql.last_events): every product
     checked first, then every one undone, so that no batch is ever held whole."""
     moved: list[int] = []
     for events, current in _batch(connection, lote):
