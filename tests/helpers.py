@@ -16,9 +16,10 @@ import httpx2
 import pytest
 
 from catalogo.domain import contas
-from catalogo.domain.contas import Papel, Passwords
+from catalogo.domain.contas import Papel
 from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto
+from catalogo.domain.senhas import Passwords
 from catalogo.http.app import Catalogo
 from catalogo.runtime.settings import Settings
 from catalogo.storage import Storage, open_storage

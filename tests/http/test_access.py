@@ -15,7 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from catalogo.domain import contas
-from catalogo.domain.contas import Busy, Passwords
+from catalogo.domain.senhas import Busy, Passwords
 from catalogo.http import access
 from catalogo.http.app import create_app
 from catalogo.runtime.settings import Settings

@@ -3,7 +3,8 @@ PostgreSQL: what each checks before it writes, and that a refusal writes nothing
 
 import pytest
 
-from catalogo.domain.contas import ContaInvalida, Passwords, UnknownUser, UserExists
+from catalogo.domain.contas import ContaInvalida, UnknownUser, UserExists
+from catalogo.domain.senhas import Passwords
 from catalogo.services.contas import change_password, check_password, create_user, issue_token
 from catalogo.storage import Storage
 from tests.databases import Database

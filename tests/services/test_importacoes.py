@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalogo.domain.busca import Query
-from catalogo.domain.contas import Passwords
 from catalogo.domain.errors import (
     ChangedSince,
     CodigoTaken,
@@ -23,6 +22,7 @@ from catalogo.domain.errors import (
 )
 from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto
+from catalogo.domain.senhas import Passwords
 from catalogo.services import importacoes, previa
 from catalogo.services.exportacoes import csv_export
 from catalogo.storage import Storage

@@ -6,11 +6,11 @@ from decimal import Decimal
 import pytest
 
 from catalogo.domain.busca import Query
-from catalogo.domain.contas import Passwords
 from catalogo.domain.errors import ChangedSince
 from catalogo.domain.historico import CLI
 from catalogo.domain.lotes import BatchUndone, LoteInvalido, Pedido
 from catalogo.domain.produtos import Produto
+from catalogo.domain.senhas import Passwords
 from catalogo.services import lotes
 from catalogo.storage import Storage
 from catalogo.storage.paging import Cursor

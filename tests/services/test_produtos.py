@@ -5,9 +5,9 @@ from decimal import Decimal
 
 import pytest
 
-from catalogo.domain.contas import Passwords
 from catalogo.domain.historico import CLI
 from catalogo.domain.produtos import Produto
+from catalogo.domain.senhas import Passwords
 from catalogo.services.produtos import MergeConflict, save_merged
 from catalogo.storage import Storage
 from tests.helpers import with_storage

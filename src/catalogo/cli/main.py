@@ -22,13 +22,7 @@ from catalogo.cli import files
 from catalogo.cli.files import plural
 from catalogo.cli.serve import may_listen, serve
 from catalogo.domain import contas, historico, planilhas, produtos
-from catalogo.domain.contas import (
-    ContaInvalida,
-    Passwords,
-    UnknownToken,
-    UnknownUser,
-    UserExists,
-)
+from catalogo.domain.contas import ContaInvalida, UnknownToken, UnknownUser, UserExists
 from catalogo.domain.errors import (
     ImportRefused,
     ListingError,
@@ -37,6 +31,7 @@ from catalogo.domain.errors import (
     TooManyRows,
 )
 from catalogo.domain.keyring import Keyring, new_key
+from catalogo.domain.senhas import Passwords
 from catalogo.runtime.settings import TRASH_DAYS_MAX, Settings, SettingsError
 from catalogo.services.contas import (
     change_password,

@@ -1,33 +1,28 @@
 """Who may change the catalog: users and their roles, passwords, session and token secrets.
 
-Pure but for password hashing, which runs on threads. HTTP (which cookie, which header, which
-answer) is http/access.py's; the tables are storage's; signing in and issuing tokens, services/'s.
+Pure; password hashing, which runs on threads, is domain/senhas.py's. HTTP (which cookie,
+which header, which answer) is http/access.py's; the tables are storage's; signing in and
+issuing tokens, services/'s.
 
 Roles are ordered, each allowed what the one below it is: `leitor` reads (even under
 CATALOGO_AUTH=all), `editor` also creates, updates and removes products, `admin` also manages
 users and tokens.
 
-Passwords are hashed with Argon2id at OWASP's minimum cost (19 MiB, 2 passes, 1 lane): tens of
-milliseconds of a core and 19 MiB each, so they are checked off the event loop, a few at once,
-and a crowd of sign-ins waiting beyond that is turned away (`Busy`) rather than queued.
+Passwords are hashed with Argon2id, off the event loop (domain/senhas.py).
 
 Sessions and tokens are random secrets the database keeps only as SHA-256 digests: a copy of
 the database signs no one in. A token starts with `cat_` so that secret scanners find leaked
 ones.
 """
 
-import asyncio
 import hashlib
 import re
 import secrets
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, TypeVar, get_args
 
-import argon2
-
-from catalogo.domain.errors import Forbidden, Invalid, NotFound, TooManyTries, Unavailable
+from catalogo.domain.errors import Forbidden, Invalid, NotFound, TooManyTries
 
 T = TypeVar("T")
 
@@ -279,53 +274,6 @@ def throttled(failures: Failures, now: float) -> int | None:
     return max(1, int(max(waits)) + 1) if waits else None
 
 
-class Passwords:
-    """Hashes and checks passwords on threads, `concurrency` at once (each holds a core and 19
-    MiB), with at most `waiting` more in line."""
-
-    HASHER = argon2.PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
-
-    def __init__(self, concurrency: int = 2, waiting: int = 32) -> None:
-        self._slots = asyncio.Semaphore(concurrency)
-        self._limit = concurrency + waiting
-        self._inside = 0
-        self._decoy: str | None = None
-
-    async def _run(self, work: Callable[[], T]) -> T:
-        if self._inside >= self._limit:
-            raise Busy()
-        self._inside += 1
-        try:
-            async with self._slots:
-                return await asyncio.get_running_loop().run_in_executor(None, work)
-        finally:
-            self._inside -= 1
-
-    async def hash(self, senha: str) -> str:
-        return await self._run(lambda: self.HASHER.hash(senha))
-
-    async def verify(self, stored: str | None, senha: str) -> bool:
-        """Whether `senha` is the one `stored` was made from. With no user of that name
-        (`stored` None), a decoy is checked instead, so that the answer takes as long and no
-        one learns which names exist from the clock."""
-        if stored is None:
-            if self._decoy is None:
-                self._decoy = await self.hash(new_session_secret())
-            stored = self._decoy
-
-        def check() -> bool:
-            try:
-                return self.HASHER.verify(stored, senha)
-            except (argon2.exceptions.VerificationError, argon2.exceptions.InvalidHashError):
-                return False
-
-        return await self._run(check) and stored is not self._decoy
-
-    def needs_rehash(self, stored: str) -> bool:
-        """Stored with other parameters than today's: hashed again at the next sign-in."""
-        return self.HASHER.check_needs_rehash(stored)
-
-
 # What accounts refuse (domain/errors.py's kinds).
 
 
@@ -392,10 +340,3 @@ class Throttled(TooManyTries):
             f"Muitas tentativas de entrada sem sucesso. Tente de novo em {minutes} "
             f"minuto{'s' if minutes > 1 else ''}."
         )
-
-
-class Busy(Unavailable):
-    """More sign-ins are waiting for a password check than the server takes on."""
-
-    def __init__(self) -> None:
-        super().__init__("Muitas pessoas entrando ao mesmo tempo. Tente de novo em instantes.")

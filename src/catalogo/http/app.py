@@ -18,9 +18,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from catalogo.domain.contas import Passwords
 from catalogo.domain.keyring import Keyring
 from catalogo.domain.produtos import ID_PATTERN
+from catalogo.domain.senhas import Passwords
 from catalogo.http import openapi, problems
 from catalogo.http.access import Access
 from catalogo.http.fast import Router

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from catalogo.domain.contas import Passwords
 from catalogo.domain.keyring import Keyring
+from catalogo.domain.senhas import Passwords
 from catalogo.http.access import Access
 from catalogo.runtime.settings import Settings
 from catalogo.storage import Storage

@@ -8,12 +8,10 @@ import unicodedata
 
 from catalogo.domain import contas
 from catalogo.domain.contas import (
-    Busy,
     ContaInvalida,
     NewSession,
     NewToken,
     Papel,
-    Passwords,
     Token,
     UnknownSession,
     UnknownToken,
@@ -21,6 +19,7 @@ from catalogo.domain.contas import (
     UserChange,
     Usuario,
 )
+from catalogo.domain.senhas import Busy, Passwords
 from catalogo.storage import Storage
 
 

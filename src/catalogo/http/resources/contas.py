@@ -2,7 +2,7 @@
 (/conta: password, sessions), and for admins the users (/usuarios) and API tokens (/tokens),
 what the `catalogo usuarios` and `catalogo tokens` commands do.
 
-Signing in checks the password off the event loop (contas.Passwords), throttles failures per
+Signing in checks the password off the event loop (domain/senhas.py), throttles failures per
 name and address (contas.throttled), and answers one message for a wrong name and a wrong
 password alike. Success makes a new session (a new secret, whatever cookie came in), kept in
 the database and named by an HttpOnly, SameSite=Lax cookie that lives as long as the session:
@@ -24,13 +24,13 @@ from catalogo.domain.contas import (
     UserExists,
 )
 from catalogo.domain.errors import BadRequest, NotFound
-from catalogo.http import templating
 from catalogo.http.access import Need, local_path, resume, session_cookie, sign_in_page, why_sign_in
 from catalogo.http.bodies import read_form
 from catalogo.http.fast import write_cookie
-from catalogo.http.identity import principal, visitor
-from catalogo.http.negotiation import HTML, VARY
+from catalogo.http.identity import principal
+from catalogo.http.negotiation import HTML
 from catalogo.http.pages import notices
+from catalogo.http.pages.contas_pages import account_page, tokens_page, users_page
 from catalogo.http.resources import Resource, negotiate
 from catalogo.http.shared import Shared, shared_of
 from catalogo.services.contas import (
@@ -153,7 +153,7 @@ class ContaResource(Resource):
 
     async def get(self, request: Request) -> Response:
         negotiate(request, (HTML,))
-        return await _account_page(request, None)
+        return await account_page(request, _browser_user(request), None)
 
 
 class SenhaResource(Resource):
@@ -169,7 +169,7 @@ class SenhaResource(Resource):
         shared = shared_of(request)
         address = shared.access.client_address(request)
         if not await _checked(shared, who.nome, form.get("atual", ""), address, time.time()):
-            return await _account_page(request, "A senha atual não confere.", 422)
+            return await account_page(request, who, "A senha atual não confere.", 422)
         try:
             await change_password(
                 shared.storage,
@@ -180,7 +180,7 @@ class SenhaResource(Resource):
                 keep_session=who.session_id,
             )
         except ContaInvalida as refused:
-            return await _account_page(request, str(refused), 422)
+            return await account_page(request, who, str(refused), 422)
         return notices.back_to_account_page(request, "/conta", "senha")
 
 
@@ -218,7 +218,7 @@ class UsuariosResource(Resource):
     async def get(self, request: Request) -> Response:
         _browser_user(request)  # tokens, admin ones too, never manage accounts
         negotiate(request, (HTML,))
-        return await _users_page(request, None)
+        return await users_page(request, None)
 
     async def post(self, request: Request) -> Response:
         _browser_user(request)  # tokens, admin ones too, never manage accounts
@@ -234,9 +234,9 @@ class UsuariosResource(Resource):
                 form.get("senha", ""),
             )
         except ContaInvalida as refused:
-            return await _users_page(request, str(refused), form, 422)
+            return await users_page(request, str(refused), form, 422)
         except UserExists as taken:
-            return await _users_page(request, taken.message, form, 422)
+            return await users_page(request, taken.message, form, 422)
         return notices.back_to_account_page(request, "/usuarios", "criado")
 
 
@@ -281,8 +281,8 @@ class TokensResource(Resource):
         negotiate(request, (HTML,))
         id, _, secret = request.cookies.get(JUST_MADE_COOKIE, "").partition(".")
         if not contas.is_token(secret):
-            return await _tokens_page(request)
-        shown = await _tokens_page(request, novo=int(id) if id.isdigit() else None, segredo=secret)
+            return await tokens_page(request)
+        shown = await tokens_page(request, novo=int(id) if id.isdigit() else None, segredo=secret)
         _set_new_token(shown, shared_of(request).access.over_https(request), "", 0)
         return shown
 
@@ -299,10 +299,10 @@ class TokensResource(Resource):
                 form.get("expira", "").strip(),
             )
         except ContaInvalida as refused:
-            return await _tokens_page(request, erro=str(refused), valores=form, status_code=422)
+            return await tokens_page(request, erro=str(refused), valores=form, status_code=422)
         except UnknownUser:
             refusal = "Escolha um usuário da lista."
-            return await _tokens_page(request, erro=refusal, valores=form, status_code=422)
+            return await tokens_page(request, erro=refusal, valores=form, status_code=422)
         response = Response(status_code=303, headers={"Location": "/tokens"})
         https = shared_of(request).access.over_https(request)
         _set_new_token(response, https, f"{token.id}.{secret}", 60)
@@ -328,76 +328,3 @@ def _browser_user(request: Request) -> Principal:
     if who is None or who.session_id is None:
         raise SessionNeeded()
     return who
-
-
-async def _account_page(request: Request, erro: str | None, status_code: int = 200) -> Response:
-    who = _browser_user(request)
-    sessoes = await shared_of(request).storage.sessions(who.usuario_id, time.time())
-    return _page(
-        request,
-        "contas/conta.html",
-        status_code,
-        bool(erro),
-        sessoes=sessoes,
-        atual=who.session_id,
-        erro=erro,
-    )
-
-
-async def _users_page(
-    request: Request,
-    erro: str | None,
-    valores: dict[str, str] | None = None,
-    status_code: int = 200,
-) -> Response:
-    return _page(
-        request,
-        "contas/usuarios.html",
-        status_code,
-        bool(erro),
-        usuarios=await shared_of(request).storage.users(),
-        papeis=contas.PAPEIS,
-        valores={"nome": "", "papel": "editor", **(valores or {})},
-        erro=erro,
-    )
-
-
-async def _tokens_page(
-    request: Request,
-    erro: str | None = None,
-    valores: dict[str, str] | None = None,
-    status_code: int = 200,
-    novo: int | None = None,
-    segredo: str | None = None,
-) -> Response:
-    """The tokens; `novo` the id of the one just made, whose `segredo` is shown."""
-    storage = shared_of(request).storage
-    tokens = await storage.tokens()
-    return _page(
-        request,
-        "contas/tokens.html",
-        status_code,
-        bool(erro or segredo),
-        tokens=tokens,
-        usuarios=await storage.users(),
-        valores={"nome": "", "usuario": "", "papel": "editor", "expira": "", **(valores or {})},
-        agora=time.time(),
-        erro=erro,
-        novo=next((token for token in tokens if token.id == novo), None),
-        segredo=segredo,
-    )
-
-
-def _page(
-    request: Request, template: str, status_code: int, quiet: bool, **context: object
-) -> Response:
-    """An account page, with the notice of the write before it unless it shows an error or a
-    secret (`quiet`)."""
-    aviso = None if quiet else notices.account_notice(request)
-    response = templating.load().render(
-        template, status_code, _PRIVATE, quem=visitor(request), aviso=aviso, **context
-    )
-    return notices.shown(request, response, aviso)
-
-
-_PRIVATE = {"Cache-Control": "no-store", **VARY}
