@@ -154,7 +154,7 @@ def test_each_method_and_path_gets_its_status_and_allow(
         assert '<link rel="stylesheet" href="/static/catalogo.css">' in response.text
 
 
-_EXAMPLES = {"produto_id": "1", "importacao": "0" * 32, "id": "1", "str": "maria"}
+_EXAMPLES = {"produto_id": "1", "lote": "0" * 32, "id": "1", "str": "maria"}
 
 
 def test_each_route_is_reached_at_its_own_path(client: TestClient) -> None:
