@@ -213,7 +213,6 @@ class ProdutoResource(Resource):
         produto, problems = validate(submitted.fields)
         if produto is None:
             return await _refused_edit(request, media, submitted, problems)
-        storage = shared_of(request).storage
         expected = conditional.expected(request, submitted.based_on)
         try:
             updated = await produtos.update(
