@@ -131,6 +131,7 @@ class Access:
         self.storage = storage
         self._users_exist = False  # once true, true for good: users are never deleted
         self._users_checked = 0.0
+        self._users_recheck_s = settings.users_recheck_ms / 1000
         self._kept_tokens: Kept[bytes, _Credential | None] = Kept(KEPT_CREDENTIALS)
         self._kept_sessions = {
             https: Kept[bytes, _Credential | None](KEPT_CREDENTIALS) for https in (False, True)
@@ -144,7 +145,7 @@ class Access:
             return self.settings.auth
         if not self._users_exist:
             now = time.monotonic()
-            if now - self._users_checked >= self.settings.users_recheck_ms / 1000:
+            if now - self._users_checked >= self._users_recheck_s:
                 self._users_checked = now
                 self._users_exist = await self.storage.users_exist()
         return "writes" if self._users_exist else "off"
