@@ -3,6 +3,7 @@ a hang or a 500, and the service comes back with the server, without a restart. 
 server ends under load costs a read nothing and a write at most a 503, and loses or doubles no
 write."""
 
+import asyncio
 import itertools
 import signal
 import threading
@@ -18,7 +19,7 @@ import pytest
 
 from catalogo.domain.errors import StorageUnavailable
 from catalogo.runtime.settings import Settings
-from catalogo.storage import Storage, migrations
+from catalogo.storage import Storage, migrations, open_storage
 from tests.databases import Database
 from tests.helpers import JSON, ONLY_POSTGRESQL
 from tests.processes import (
@@ -348,3 +349,42 @@ def test_a_key_held_by_a_process_that_died_is_free_once_the_database_saw_it_go(
     with serving(database, tmp_path) as (base, _), http_client(base, timeout=30) as client:
         assert _send(client, "keyed", PARKED) == (201, None)
     assert db.execute("SELECT count(*) FROM produtos WHERE nome = ?", (PARKED,)).fetchone() == (1,)
+
+
+@ONLY_POSTGRESQL
+def test_a_worker_starts_though_its_first_statement_runs_past_the_lists_time_budget(
+    database: str, db: Database
+) -> None:
+    """CATALOGO_QUERY_TIMEOUT_MS bounds lists, not the start-up's schema check: a new session's
+    first statement is its slowest, and here it waits on a lock for five budgets."""
+    budget_ms = 10
+    locker = Database(database)
+    locker.execute("BEGIN")
+    locker.execute("LOCK TABLE alembic_version IN ACCESS EXCLUSIVE MODE")
+
+    async def test() -> None:
+        settings = Settings(
+            database_url=database, query_timeout_ms=budget_ms, lock_timeout_ms=60_000
+        )
+        storage = await open_storage(settings)
+        try:
+            checked = asyncio.create_task(migrations.require_current(storage))
+            while (
+                not checked.done()
+                and not db.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND application_name = 'catalogo' AND wait_event_type = 'Lock' "
+                    "AND clock_timestamp() - query_start > ? * interval '1 ms'",
+                    (5 * budget_ms,),
+                ).fetchone()
+            ):
+                await asyncio.sleep(0.005)
+            locker.execute("ROLLBACK")
+            await checked
+        finally:
+            await storage.close()
+
+    try:
+        asyncio.run(test())
+    finally:
+        locker.close()

@@ -15,6 +15,7 @@ even a wrong takeover harmless: the request that lost the claim stores nothing.
 import itertools
 import time
 from collections.abc import Collection, Iterable, Sequence
+from typing import Any
 
 import asyncpg
 
@@ -212,8 +213,17 @@ class PostgresStorage(
         await self._run(release)
 
     async def schema_version(self) -> str | None:
+        """Not held to the lists' statement_timeout: at start-up this is a new session's first
+        statement, its slowest (the server reads its catalogs), and a busy server must not
+        stop a worker from starting. asyncpg's command_timeout still bounds it."""
+
+        async def ask(connection: Connection) -> list[Any]:
+            async with connection.transaction(readonly=True):
+                await connection.execute("SET LOCAL statement_timeout = 0")
+                return await connection.fetch("SELECT version_num FROM alembic_version")
+
         try:
-            rows = await self._fetch("SELECT version_num FROM alembic_version")
+            rows = await self._run(ask)
         except asyncpg.UndefinedTableError:
             return None  # never migrated
         return str(rows[0][0]) if rows else None
