@@ -108,6 +108,7 @@ def test_an_import_confirmed_writes_what_its_dry_run_said_and_nothing_if_a_produ
         assert staged.resumo == {
             "novos": 1,
             "alterados": 1,
+            "restaurados": 0,
             "inalterados": 0,
             "erros": 0,
             "colunas_ignoradas": [],
@@ -226,13 +227,18 @@ def test_a_code_no_product_may_have_is_refused_by_its_rules_not_sent_to_the_data
     with_storage(database, test)
 
 
-def test_a_code_a_removed_product_keeps_is_refused_in_the_dry_run_with_the_forms_message(
+def test_a_code_a_removed_product_keeps_restores_it_and_is_refused_to_another_product(
     database: str,
 ) -> None:
     async def test(storage: Storage, passwords: Passwords) -> None:
         kept = await storage.create(Produto(nome="Caneca", preco=Decimal(10), codigo="C-1"), CLI)
+        other = await storage.create(Produto(nome="Prato", preco=Decimal(5)), CLI)
         await storage.remove(kept.id or 0, None, CLI)
         report = await previa.dry_run(storage, csv_of("codigo;nome;preco", "c-1;Copo;3,00"))
+        (restore,) = report.of("alterado")
+        assert restore["id"] == kept.id and restore["restaura"] is True
+        assert report.resumo()["restaurados"] == 1 and report.resumo()["alterados"] == 0
+        report = await previa.dry_run(storage, csv_of("id;codigo", f"{other.id};c-1"))
         assert [e.mensagem for e in report.erros] == [
             CodigoTaken("c-1", kept.id or 0, removed=True).message  # as the file writes it
         ]

@@ -90,12 +90,16 @@ def import_file(args: argparse.Namespace, run: Run) -> None:
 
     report, lote = run(dry_run_then_apply)
     resumo = report.resumo()
-    counts = (
-        f"{resumo['novos']} {plural(resumo['novos'], 'novo', 'novos')}, "
-        f"{resumo['alterados']} {plural(resumo['alterados'], 'alterado', 'alterados')}, "
-        f"{report.inalterados} {plural(report.inalterados, 'inalterado', 'inalterados')}, "
-        f"{resumo['erros']} {plural(resumo['erros'], 'erro', 'erros')}"
-    )
+    said = [
+        f"{resumo['novos']} {plural(resumo['novos'], 'novo', 'novos')}",
+        f"{resumo['alterados']} {plural(resumo['alterados'], 'alterado', 'alterados')}",
+    ]
+    if resumo["restaurados"]:
+        r = resumo["restaurados"]
+        said.append(f"{r} {plural(r, 'restaurado', 'restaurados')} de Removidos")
+    said.append(f"{report.inalterados} {plural(report.inalterados, 'inalterado', 'inalterados')}")
+    said.append(f"{resumo['erros']} {plural(resumo['erros'], 'erro', 'erros')}")
+    counts = ", ".join(said)
     print(
         f"catalogo: {counts} ({'importação ' + lote + ' gravada' if lote else 'nada foi gravado'})"
     )

@@ -357,9 +357,8 @@ class CodigoTaken(Invalid):
             super().__init__(f"O código «{codigo}» já é do produto {holder}. Use outro código.")
         else:
             super().__init__(
-                f"O código «{codigo}» é do produto {holder}, que foi removido e guarda o código. "
-                f"Restaure-o em Removidos (/produtos/removidos, ou POST "
-                f"/produtos/{holder}/restauracao) ou use outro código."
+                f"O código «{codigo}» é do produto nº {holder}, que está em Removidos e guarda o "
+                "código: restaure-o em Removidos ou use outro código."
             )
 
 

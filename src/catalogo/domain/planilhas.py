@@ -227,6 +227,7 @@ def lines(data: bytes, codificacao: Codificacao = "utf-8") -> Iterator[list[str]
     """The file's cells, row by row, as text, read as they are asked for: an xlsx's first
     sheet, or a CSV. A file of more than ROWS_MAXIMUM rows is refused as soon as its next row
     is read, not once all are."""
+    _refuse_other_kinds(data)
     found = _sheet(data) if data[:4] == b"PK\x03\x04" else _csv(_decoded(data, codificacao))
     for count, line in enumerate(found):
         if count > ROWS_MAXIMUM:  # the header and ROWS_MAXIMUM rows are in already
@@ -235,6 +236,43 @@ def lines(data: bytes, codificacao: Codificacao = "utf-8") -> Iterator[list[str]
                 f"{ROWS_MAXIMUM:,}. Divida-o em partes.".replace(",", ".")
             )
         yield line
+
+
+# Files people send by mistake, by their first bytes: what each is, said to a clerk.
+_OTHER_KINDS = (
+    (b"\x89PNG", "uma imagem PNG"),
+    (b"\xff\xd8\xff", "uma imagem JPEG"),
+    (b"GIF8", "uma imagem GIF"),
+    (b"%PDF", "um PDF"),
+    (b"\x1f\x8b", "um arquivo compactado (gzip)"),
+    (b"Rar!", "um arquivo compactado (RAR)"),
+    (b"7z\xbc\xaf", "um arquivo compactado (7-Zip)"),
+)
+_SAVE_AS = (
+    "no Excel ou no LibreOffice, «Salvar como» «CSV UTF-8» ou «Pasta de trabalho do Excel (.xlsx)»"
+)
+
+
+def _refuse_other_kinds(data: bytes) -> None:
+    """ImportRefused naming what the file is when it is plainly not a sheet we read: following
+    the encoding's advice for a photo would only lead to another wrong message."""
+    if data.startswith(b"\xd0\xcf\x11\xe0"):
+        raise ImportRefused(
+            "Este arquivo é do Excel antigo (.xls, ou um .doc do Word), que não é lido aqui: "
+            f"{_SAVE_AS}."
+        )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ImportRefused(
+            f"Este arquivo está em UTF-16 (o «Texto Unicode» do Excel): {_SAVE_AS}."
+        )
+    said = next((what for magic, what in _OTHER_KINDS if data.startswith(magic)), None)
+    if said is None and (data[4:12] in (b"ftypheic", b"ftypmif1") or data[8:12] == b"WEBP"):
+        said = "uma imagem"
+    if said is not None:
+        raise ImportRefused(
+            f"Este arquivo não é uma planilha: é {said}. Envie a planilha de produtos em CSV "
+            f"ou xlsx ({_SAVE_AS})."
+        )
 
 
 def _decoded(data: bytes, codificacao: Codificacao) -> str:

@@ -88,11 +88,17 @@ class ImportMoved(Conflict):
         self.importacao = importacao
 
 
+def changed(resumo: dict[str, Any]) -> int:
+    """The products an import changes that it does not create: those it alters and those it
+    brings back from Removidos (none in imports staged before restores)."""
+    return int(resumo["alterados"]) + int(resumo.get("restaurados", 0))
+
+
 def confirmable(importacao: Importacao, now: float) -> bool:
     """Whether confirming it would write: a dry run within its hour, no row in error, and
     something to write."""
     resumo = importacao.resumo
-    writes = resumo["novos"] + resumo["alterados"]
+    writes = resumo["novos"] + changed(resumo)
     return estado(importacao, now) == "preparada" and not resumo["erros"] and writes > 0
 
 
@@ -183,9 +189,9 @@ async def report_page(storage: Storage, importacao: Importacao, pagina: int) -> 
     resumo = importacao.resumo
     kept = importacao.estado == "preparada"  # the lines go once the import is applied
     if kept:
-        longest = max(resumo["erros"], resumo["novos"], resumo["alterados"])
+        longest = max(resumo["erros"], resumo["novos"], changed(resumo))
     else:  # its events are shown instead, one per product it wrote
-        longest = resumo["novos"] + resumo["alterados"]
+        longest = resumo["novos"] + changed(resumo)
     paginas = max(1, math.ceil(longest / REPORT_PAGE))
     offset = (pagina - 1) * REPORT_PAGE
 

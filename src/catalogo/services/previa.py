@@ -29,11 +29,13 @@ LABELS = {"id": "id", "versao": "versão", **{c: r.lower() for c, r in ROTULOS.i
 
 
 class RowError(NamedTuple):
-    """What is wrong with a cell: its line in the file, its column, and the form's message."""
+    """What is wrong with a cell: its line in the file, its column, the form's message, and
+    the cell as the file has it (None where the message quotes it, or it was empty)."""
 
     linha: int
     campo: str
     mensagem: str
+    valor: str | None = None
 
     def __str__(self) -> str:
         return f"linha {self.linha}, {LABELS[self.campo]}: {self.mensagem}"
@@ -43,7 +45,8 @@ class RowError(NamedTuple):
 class Planned:
     """A row that would change the catalog: a new product (`produto_id` None) or the fields
     that would change, each (field, before, after) as pages show them; `write`, what applying
-    it writes (an update only if the product is still at the version the dry run saw)."""
+    it writes (an update only if the product is still at the version the dry run saw; a
+    restore, `write.restored`, when the row names a removed product's code)."""
 
     line: int
     produto_id: int | None
@@ -60,6 +63,7 @@ class ImportReport:
 
     ignoradas: tuple[str, ...] = ()
     inalterados: int = 0
+    restaurados: int = 0  # of the "alterado" lines, those that bring a removed product back
     lines: list[StagedLine] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
 
@@ -67,7 +71,8 @@ class ImportReport:
         """The counts, as the database keeps them and JSON shows them."""
         return {
             "novos": self.counts["novo"],
-            "alterados": self.counts["alterado"],
+            "alterados": self.counts["alterado"] - self.restaurados,
+            "restaurados": self.restaurados,
             "inalterados": self.inalterados,
             "erros": self.counts["erro"],
             "colunas_ignoradas": list(self.ignoradas),
@@ -83,6 +88,7 @@ class ImportReport:
     def add(self, tipo: LineKind, dados: dict[str, Any]) -> None:
         self.lines.append(StagedLine(tipo, orjson.dumps(dados).decode()))
         self.counts[tipo] += 1
+        self.restaurados += bool(dados.get("restaura"))
 
 
 _KINDS: tuple[LineKind, ...] = ("novo", "alterado", "erro")
@@ -91,7 +97,7 @@ ROWS_READ = 1000  # rows read, looked up and checked at a time
 
 def _planned_line(planned: Planned) -> dict[str, Any]:
     produto = planned.write.produto
-    return {
+    line = {
         "linha": planned.line,
         "id": planned.produto_id,
         "versao": planned.write.versao,
@@ -102,6 +108,9 @@ def _planned_line(planned: Planned) -> dict[str, Any]:
             for c, v in ((c, getattr(produto, c)) for c in CAMPOS)
         },
     }
+    if planned.write.restored:
+        line["restaura"] = True
+    return line
 
 
 def write_of(dados: str) -> Write:
@@ -109,7 +118,8 @@ def write_of(dados: str) -> Write:
     line = orjson.loads(dados)
     fields = dict(line["produto"])
     fields["preco"] = Decimal(fields["preco"])
-    return Write(line["id"], line["versao"], Produto.model_validate(fields))
+    produto = Produto.model_validate(fields)
+    return Write(line["id"], line["versao"], produto, restored=line.get("restaura", False))
 
 
 async def dry_run(
@@ -168,11 +178,11 @@ def _opened(
 
 class Known(NamedTuple):
     """What the database holds of a stretch of rows: the live products they name, by id and
-    by codigo_key, and the codes removed products keep (their ids, by key)."""
+    by codigo_key, and the removed products that keep their codes (by key)."""
 
     by_id: dict[Any, Produto]
     by_code: dict[Any, Produto]
-    removed: dict[str, int]
+    removed: dict[str, Produto]
 
 
 def _report(
@@ -185,7 +195,8 @@ def _report(
     for row in rows:
         planned, problems = _planned(row, head, known, lines_of)
         for campo, mensagem in problems.items():
-            report.add("erro", RowError(row.line, campo, mensagem)._asdict())
+            valor = row.fields.get(campo)
+            report.add("erro", RowError(row.line, campo, mensagem, valor)._asdict())
         if problems or planned is None:
             report.inalterados += not problems
         else:
@@ -198,17 +209,23 @@ def _planned(
     known: Known,
     lines_of: dict[tuple[str, object], int],
 ) -> tuple[Planned | None, dict[str, str]]:
-    """What one row would do (None: nothing), or what is wrong with it."""
+    """What one row would do (None: nothing), or what is wrong with it. A row that names by
+    its code a product in Removidos (an import undone, then the sheet fixed and sent again)
+    brings it back with the row's values (docs/importing.md)."""
     by_id, by_code = known.by_id, known.by_code
     problems = dict(row.errors)
     codigo = row.fields.get("codigo")
     current: Produto | None = None
+    restores = False
     if row.id is not None:
         current = by_id.get(row.id)
         if current is None and "id" not in problems:
             problems["id"] = f"Não há produto {row.id} no catálogo (ou ele foi removido)."
     elif codigo:
-        current = by_code.get(planilhas.cell_codigo_key(codigo))
+        named = planilhas.cell_codigo_key(codigo)
+        current = by_code.get(named)
+        if current is None and named is not None and named in known.removed:
+            current, restores = known.removed[named], True
     keys = {"id": row.id, "codigo": planilhas.cell_codigo_key(codigo) if codigo else None}
     for name, key in keys.items():
         if key is None:
@@ -244,8 +261,8 @@ def _planned(
         if holder is not None and current is not None and holder.id != current.id:
             return None, {"codigo": f"O código «{produto.codigo}» já é do produto {holder.id}."}
         kept = known.removed.get(key)
-        if kept is not None and (current is None or kept != current.id):
-            return None, {"codigo": CodigoTaken(produto.codigo, kept, removed=True).message}
+        if kept is not None and (current is None or kept.id != current.id):
+            return None, {"codigo": CodigoTaken(produto.codigo, kept.id or 0, removed=True).message}
     if current is None:
         return Planned(row.line, None, produto.nome, [], Write(None, None, produto)), {}
     changes = [
@@ -253,12 +270,12 @@ def _planned(
         for c in CAMPOS
         if getattr(current, c) != getattr(produto, c)
     ]
-    if not changes:
+    if not changes and not restores:
         return None, {}
     if ("produto", current.id) in lines_of:  # one product, named two ways on two rows
         earlier = lines_of["produto", current.id]
         field = "id" if row.id is not None else "codigo"
         return None, {field: f"Repetido: a linha {earlier} já altera o produto {current.id}."}
     lines_of["produto", current.id] = row.line
-    write = Write(current.id, current.versao, produto)
+    write = Write(current.id, current.versao, produto, restored=restores)
     return Planned(row.line, current.id, produto.nome, changes, write), {}

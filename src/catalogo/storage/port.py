@@ -56,12 +56,14 @@ class VersionConflict(Conflict):
 class Write(NamedTuple):
     """One product a write of many makes (an import, a batch): a new one (`id` None), or `id`
     updated from the version it was seen at (`versao`), its code kept unless `produto` names
-    it; or, `removed`, `id` removed (`produto` is then what it was seen as)."""
+    it; or, `removed`, `id` removed (`produto` is then what it was seen as); or, `restored`,
+    the removed `id` brought back with `produto`'s fields (an import's row naming its code)."""
 
     id: int | None
     versao: int | None
     produto: Produto
     removed: bool = False
+    restored: bool = False
 
 
 class Saved(NamedTuple):
@@ -319,8 +321,8 @@ class ImportStore(Protocol):
 
     async def importacao(self, id: str) -> Importacao | None: ...
 
-    async def removed_codes(self, keys: Collection[str]) -> dict[str, int]:
-        """Of these codes (by codigo_key), those a removed product keeps: its id, by key."""
+    async def removed_codes(self, keys: Collection[str]) -> dict[str, Produto]:
+        """Of these codes (by codigo_key), those a removed product keeps: the product, by key."""
         ...
 
     async def importacoes(self, limit: int) -> list[Importacao]:

@@ -158,9 +158,6 @@ UNDO = (
     "WHERE id = ? AND estado = 'aplicada' RETURNING id"
 )
 KEYS_READ = 500  # codes asked for in one statement (SQLite takes at most 32,766 parameters)
-REMOVED_CODES = (
-    "SELECT codigo_chave, id FROM produtos WHERE removido_em IS NOT NULL AND codigo_chave IN"
-)
 BATCH_PAGE = f"SELECT id, {EVENT_COLUMNS} FROM eventos WHERE lote = ? ORDER BY id LIMIT ? OFFSET ?"
 
 

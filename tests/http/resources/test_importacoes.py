@@ -88,6 +88,7 @@ class TestTheRoundTrip:
         assert same.json()["resumo"] == {
             "novos": 0,
             "alterados": 0,
+            "restaurados": 0,
             "inalterados": 5,
             "erros": 0,
             "colunas_ignoradas": [],
@@ -182,6 +183,11 @@ class TestABadFile:
             (";".join(f"c{n}" for n in range(10_000)).encode(), "10000 colunas"),
             (b"PK\x03\x04not a workbook at all", "A planilha não pôde ser lida"),
             (b"nome;preco\r\n" + b"x" * 200_000 + b";1\r\n", "passa de 131.072 caracteres"),
+            (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "não é uma planilha: é uma imagem PNG"),
+            (b"\xff\xd8\xff\xe0\x00\x10JFIF", "não é uma planilha: é uma imagem JPEG"),
+            (b"%PDF-1.7\n%\xe2\xe3", "não é uma planilha: é um PDF"),
+            (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "Excel antigo (.xls"),
+            ("nome;preco\r\nA;1\r\n".encode("utf-16"), "está em UTF-16"),
         ],
     )
     def test_that_cannot_be_read_as_a_whole_is_refused_with_what_to_do(
@@ -309,6 +315,111 @@ class TestConfirming:
         assert gone.status_code == 410 and "expirou" in gone.json()["detail"]
         assert client.get(f"{IMPORTS}/{report['id']}", headers=JSON).json()["estado"] == "expirada"
         assert count_products(db) == 0
+
+
+def test_an_error_line_quotes_the_cell_as_the_file_has_it(client: TestClient) -> None:
+    report = sent(client, csv_of("nome;preco", "Caneca;129,9O")).json()
+    (erro,) = report["relatorio"]["erros"]
+    assert erro["campo"] == "preco" and erro["valor"] == "129,9O"
+    page = client.get(f"{IMPORTS}/{report['id']}").text
+    assert "<code>129,9O</code>" in page and "Prévia com erros, não pode ser confirmada" in page
+    assert '<div class="resumo-erros"><p>Nada será gravado enquanto houver erros' in page
+
+
+class TestImportUndoFixImportAgain:
+    """The clerk's loop: import, see a mistake, undo, fix the sheet, import again. The second
+    import brings the products the first created back from Removidos, with the fixed values."""
+
+    def test_restores_each_product_the_undo_removed_with_the_rows_values(
+        self, client: TestClient, db: Database
+    ) -> None:
+        first = sent(client, csv_of("codigo;nome;preco", "CX-1;Caixa;10,00", "CX-2;Copo;129,90"))
+        client.post(first.json()["links"]["confirmacao"], headers=JSON)
+        ids = dict(db.execute("SELECT codigo, id FROM produtos").fetchall())
+        assert client.post(f"{IMPORTS}/{first.json()['id']}/reversao", headers=JSON).is_success
+        assert count_products(db) == 0
+
+        fixed = csv_of(
+            "codigo;nome;preco", "cx-1;Caixa grande;12,00", "CX-2;Copo;12,99", "CX-3;Tampa;3,00"
+        )
+        staged = sent(client, fixed)
+        assert staged.status_code == 201, staged.text
+        report = staged.json()
+        assert report["resumo"] | {"colunas_ignoradas": []} == {
+            "novos": 1,
+            "alterados": 0,
+            "restaurados": 2,
+            "inalterados": 0,
+            "erros": 0,
+            "colunas_ignoradas": [],
+        }
+        restored = {line["id"]: line for line in report["relatorio"]["alterados"]}
+        assert set(restored) == {ids["CX-1"], ids["CX-2"]}
+        assert all(line["restaura"] is True for line in restored.values())
+        assert [
+            (c["campo"], c["antes"], c["depois"]) for c in restored[ids["CX-2"]]["alteracoes"]
+        ] == [("preco", "R$ 129,90", "R$ 12,99")]
+        page = client.get(f"{IMPORTS}/{report['id']}").text
+        assert f"Restaura o produto nº {ids['CX-1']}</strong>, que está em Removidos" in page
+        assert "1</strong> novo" in page and "2</strong> restaurados de Removidos" in page
+        assert "Confirmar importação" in page
+
+        confirmed = client.post(report["links"]["confirmacao"])
+        assert confirmed.status_code == 303
+        notice = client.get(confirmed.headers["location"]).text
+        assert "1 produto novo, 0 alterados e 2 restaurados de Removidos." in notice
+        live = {
+            r[0]: r[1:]
+            for r in db.execute(
+                "SELECT codigo, id, nome FROM produtos WHERE removido_em IS NULL"
+            ).fetchall()
+        }
+        assert live["CX-1"] == (ids["CX-1"], "Caixa grande")  # its id, its stored spelling
+        assert live["CX-2"][0] == ids["CX-2"] and set(live) == {"CX-1", "CX-2", "CX-3"}
+        assert sorted(t for _, t, _ in events_of(db, report["id"])) == [
+            "criado",
+            "restaurado",
+            "restaurado",
+        ]
+        history = client.get(f"/produtos/{ids['CX-1']}/historico").text
+        assert "<del>Caixa</del>" in history and "<ins>Caixa grande</ins>" in history
+
+        assert client.post(f"{IMPORTS}/{report['id']}/reversao", headers=JSON).is_success
+        assert count_products(db) == 0
+        removed = dict(db.execute("SELECT codigo, nome FROM produtos").fetchall())
+        assert removed == {"CX-1": "Caixa", "CX-2": "Copo", "CX-3": "Tampa"}
+        again = sent(client, fixed).json()
+        assert again["resumo"]["restaurados"] == 3 and again["resumo"]["novos"] == 0
+
+    def test_a_product_restored_by_hand_meanwhile_makes_the_confirmation_409_and_a_fresh_report(
+        self, client: TestClient, db: Database
+    ) -> None:
+        first = sent(client, csv_of("codigo;nome;preco", "CX-1;Caixa;10,00")).json()
+        client.post(first["links"]["confirmacao"], headers=JSON)
+        client.post(f"{IMPORTS}/{first['id']}/reversao", headers=JSON)
+        (id,) = db.execute("SELECT id FROM produtos").fetchone()
+        report = sent(client, csv_of("codigo;preco", "CX-1;11,00")).json()
+        assert report["resumo"]["restaurados"] == 1
+        assert client.post(f"/produtos/{id}/restauracao", headers=JSON).is_success
+        moved = client.post(report["links"]["confirmacao"], headers=JSON)
+        assert moved.status_code == 409, moved.text
+        fresh = client.get(f"{IMPORTS}/{report['id']}", headers=JSON).json()
+        assert fresh["resumo"]["restaurados"] == 0 and fresh["resumo"]["alterados"] == 1
+
+    def test_a_code_a_removed_product_keeps_is_refused_to_another_product_in_a_clerks_words(
+        self, client: TestClient, db: Database
+    ) -> None:
+        first = sent(client, csv_of("codigo;nome;preco", "CX-1;Caixa;10,00")).json()
+        client.post(first["links"]["confirmacao"], headers=JSON)
+        client.post(f"{IMPORTS}/{first['id']}/reversao", headers=JSON)
+        (holder,) = db.execute("SELECT id FROM produtos").fetchone()
+        (caneca,) = seed(client, "Caneca")
+        report = sent(client, csv_of("id;codigo", f"{caneca};CX-1")).json()
+        (erro,) = report["relatorio"]["erros"]
+        assert erro["mensagem"] == (
+            f"O código «CX-1» é do produto nº {holder}, que está em Removidos e guarda o "
+            "código: restaure-o em Removidos ou use outro código."
+        )
 
 
 class TestUndoing:

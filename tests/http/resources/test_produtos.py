@@ -539,7 +539,8 @@ class TestCodigo:
             "/produtos", data={**FORM_BODY, "produto.nome": "Outro", "produto.codigo": "cad-96"}
         )
         assert response.status_code == 422
-        assert f"é do produto {holder}, que foi removido" in response.text
+        assert f"é do produto nº {holder}, que está em Removidos" in response.text
+        assert "restauracao" not in response.text  # a clerk's words, not the API's
         assert 'href="#produto-codigo"' in response.text and 'value="Outro"' in response.text
         assert count_products(db) == 0
 

@@ -247,6 +247,12 @@ def schemas() -> dict[str, Any]:
                 },
             },
             "produto": produto,
+            "restaura": {
+                "type": "boolean",
+                "const": True,
+                "description": "Presente quando a linha traz de volta, com os seus valores, o "
+                "produto em Removidos que guarda o código dela (docs/importing.md).",
+            },
         },
         "required": ["linha", "nome", "produto"],
     }
@@ -271,7 +277,7 @@ def schemas() -> dict[str, Any]:
                     "properties": {
                         **{
                             k: {"type": "integer", "minimum": 0}
-                            for k in ("novos", "alterados", "inalterados", "erros")
+                            for k in ("novos", "alterados", "restaurados", "inalterados", "erros")
                         },
                         "colunas_ignoradas": {"type": "array", "items": {"type": "string"}},
                     },
@@ -290,6 +296,11 @@ def schemas() -> dict[str, Any]:
                                     "linha": line,
                                     "campo": {"type": "string"},
                                     "mensagem": {"type": "string"},
+                                    "valor": {
+                                        **_NULLABLE_TEXT,
+                                        "description": "A célula como o arquivo a traz (null "
+                                        "quando vazia, ou quando a mensagem já a cita).",
+                                    },
                                     "texto": {
                                         "type": "string",
                                         "examples": ["linha 17, preço: Preencha este campo."],

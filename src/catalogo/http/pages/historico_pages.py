@@ -105,7 +105,8 @@ def _line(evento: Evento, live: Produto | None) -> HistoryLine:
     # An event from before codes says nothing of the code: restoring it keeps today's.
     known = [c for c in CAMPOS if evento.depois is not None and c in evento.depois]
     mudancas: list[tuple[str, str | None, str | None]] = []
-    if evento.tipo == "alterado" and antes is not None and depois is not None:
+    if evento.tipo in ("alterado", "restaurado") and antes is not None and depois is not None:
+        # a restore with new values (an import's row naming a removed product's code)
         mudancas = [
             (ROTULOS[c], _shown(antes, c), _shown(depois, c))
             for c in CAMPOS

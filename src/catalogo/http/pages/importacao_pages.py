@@ -32,6 +32,16 @@ _ESTADOS = {
 }
 
 
+def state_said(importacao: Importacao, now: float) -> str:
+    """The import's state as a clerk reads it: a dry run that cannot be confirmed says why."""
+    estado = importacoes.estado(importacao, now)
+    if estado == "preparada" and importacao.resumo["erros"]:
+        return "Prévia com erros, não pode ser confirmada"
+    if estado == "preparada" and not importacoes.confirmable(importacao, now):
+        return "Prévia sem mudanças, nada a confirmar"
+    return _ESTADOS[estado]
+
+
 def path_of(importacao: Importacao) -> str:
     return f"{IMPORT_PATH}/{importacao.id}"
 
@@ -73,7 +83,7 @@ def representation(
         **{k: None if v is None else as_datetime(v) for k, v in shown_at.items()},
         "aplicada_por": i.aplicada_por,
         "desfeita_por": i.desfeita_por,
-        "resumo": i.resumo,
+        "resumo": {"restaurados": 0, **i.resumo},  # none in imports staged before restores
     }
     if page is not None:
         found["relatorio"] = {
@@ -100,7 +110,7 @@ def imports_page(
         status_code,
         NO_STORE,
         quem=visitor(request),
-        recentes=[(i, _ESTADOS[importacoes.estado(i, time.time())]) for i in recent],
+        recentes=[(i, state_said(i, time.time())) for i in recent],
         erro=erro,
         codificacao=codificacao,
         colunas=COLUMNS,
@@ -136,7 +146,7 @@ async def import_page(
         quem=visitor(request),
         importacao=importacao,
         estado=importacoes.estado(importacao, now),
-        rotulo_estado=_ESTADOS[importacoes.estado(importacao, now)],
+        rotulo_estado=state_said(importacao, now),
         pagina=page,
         novos=[
             {**n, "preco": format_field("preco", Decimal(n["produto"]["preco"]))}

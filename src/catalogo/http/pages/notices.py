@@ -127,22 +127,27 @@ def product_notice(request: Request) -> Notice | None:
 _IMPORT_ID = re.compile(r"[0-9a-f]{32}")
 
 
-def after_import(request: Request, id: str, novos: int, alterados: int) -> Response:
+def after_import(
+    request: Request, id: str, novos: int, alterados: int, restaurados: int
+) -> Response:
     """The browser's answer to a confirmed import: the list, with what it did and its undo."""
-    return redirect(request, "/produtos", f"importacao:{id}:{novos}:{alterados}", VARY)
+    counts = f"{novos}:{alterados}:{restaurados}"
+    return redirect(request, "/produtos", f"importacao:{id}:{counts}", VARY)
 
 
 def _import_notice(rest: str) -> Notice | None:
     id, _, counts = rest.partition(":")
-    novos, _, alterados = counts.partition(":")
-    if not (_IMPORT_ID.fullmatch(id) and novos.isdigit() and alterados.isdigit()):
+    numbers = counts.split(":")
+    if not (_IMPORT_ID.fullmatch(id) and 2 <= len(numbers) <= 3 and all(map(str.isdigit, numbers))):
         return None
-    n, a = int(novos), int(alterados)
+    n, a, r = (int(number) for number in (*numbers, "0")[:3])
     said = [
         f"{n} {'produto novo' if n == 1 else 'produtos novos'}",
         f"{a} {'alterado' if a == 1 else 'alterados'}",
     ]
-    return Notice(f"Importação aplicada: {' e '.join(said)}.", None, id)
+    if r:
+        said.append(f"{r} {'restaurado' if r == 1 else 'restaurados'} de Removidos")
+    return Notice(f"Importação aplicada: {', '.join(said[:-1])} e {said[-1]}.", None, id)
 
 
 def after_batch(request: Request, listing: Listing, id: str, acao: str, count: int) -> Response:

@@ -188,7 +188,9 @@ class ConfirmacaoResource(Resource):
             return await import_page(request, storage, moved.importacao, page, moved.message, 409)
         if media == HTML:
             resumo = applied.resumo
-            return after_import(request, applied.id, resumo["novos"], resumo["alterados"])
+            return after_import(
+                request, applied.id, resumo["novos"], resumo["alterados"], resumo["restaurados"]
+            )
         replayed = not now and key is not None and applied.chave == key
         headers = {**NO_STORE, **({"Idempotent-Replayed": "true"} if replayed else {})}
         return json_response(representation(applied, time.time()), headers=headers)

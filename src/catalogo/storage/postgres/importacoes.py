@@ -14,7 +14,9 @@ from catalogo.domain.historico import Autoria, Evento
 from catalogo.domain.produtos import Produto
 from catalogo.storage import sql
 from catalogo.storage.port import Importacao, LineKind, StagedLine
+from catalogo.storage.postgres.historico import produto_of
 from catalogo.storage.postgres.pool import Connection, PostgresPool
+from catalogo.storage.postgres.transaction import COLUMNS
 from catalogo.storage.sql import numbered
 
 _STAGE = numbered(sql.STAGE)
@@ -28,6 +30,10 @@ _IMPORT_FILE = numbered(sql.IMPORT_FILE)
 _IMPORT_LINES = numbered(sql.IMPORT_LINES)
 _BATCH_PAGE = numbered(sql.BATCH_PAGE)
 _WRITE_LINES = numbered(sql.WRITE_LINES)
+_REMOVED_CODES = (
+    f"SELECT {COLUMNS}, codigo_chave FROM produtos WHERE removido_em IS NOT NULL "
+    "AND codigo_chave = ANY($1::text[])"
+)
 _LINE_COLUMNS = ["importacao_id", "tipo", "posicao", "dados"]
 
 
@@ -63,9 +69,9 @@ class PostgresImports(PostgresPool):
         rows = await self._fetch(_IMPORT, id)
         return sql.importacao_of(rows[0]) if rows else None
 
-    async def removed_codes(self, keys: Collection[str]) -> dict[str, int]:
-        rows = await self._fetch(f"{sql.REMOVED_CODES} (SELECT unnest($1::text[]))", list(keys))
-        return {key: id for key, id in rows}
+    async def removed_codes(self, keys: Collection[str]) -> dict[str, Produto]:
+        rows = await self._fetch(_REMOVED_CODES, list(keys))
+        return {row[-1]: produto_of(row[:-1]) for row in rows}
 
     async def importacoes(self, limit: int) -> list[Importacao]:
         return [sql.importacao_of(row) for row in await self._fetch(_IMPORTS, limit)]

@@ -42,9 +42,55 @@ async def write_many(
         elif w.removed:
             current = await current_of(connection, w.id, seen)
             done.append(await mark_removed(connection, current, autoria))
+        elif w.restored:
+            done.append(await restore_as(connection, w.id, w.produto, seen, autoria))
         else:
             done.append((await update(connection, w.id, w.produto, seen, autoria)).produto)
     return done
+
+
+async def restore_as(
+    connection: Connection,
+    id: int,
+    produto: Produto,
+    versions: Collection[int] | None,
+    autoria: Autoria,
+) -> Produto:
+    """As storage/sqlite/transaction.py's: one version, one event with both sides."""
+    row = await connection.fetchrow(
+        f"SELECT {COLUMNS} FROM produtos WHERE id = $1 AND NOT {LIVE} FOR UPDATE", id
+    )
+    if row is None:
+        raise NotFound()  # restored, or purged, since the dry run
+    antes = produto_of(row)
+    if versions is not None and antes.versao not in versions:
+        raise storage.VersionConflict(antes)
+    edit = keeping_codigo(produto, antes)
+    now = time.time()
+    keys = folded(edit)
+    if edit.codigo != antes.codigo:
+        await _check_codigo(connection, edit, keys.codigo_chave, id)
+    (versao,) = await _unique_codigo(
+        connection,
+        edit,
+        keys.codigo_chave,
+        "UPDATE produtos SET removido_em = NULL, nome = $2, descricao = $3, preco = $4, "
+        "versao = versao + 1, atualizado_em = $5, nome_chave = $6, busca = $7, "
+        "codigo_chave = $8, codigo = $9 WHERE id = $1 RETURNING versao",
+        id,
+        edit.nome,
+        edit.descricao,
+        edit.preco,
+        now,
+        *keys,
+        edit.codigo,
+        id=id,
+    )
+    depois = edit.model_copy(
+        update={"id": id, "versao": versao, "criado_em": antes.criado_em, "atualizado_em": now}
+    )
+    await _record(connection, event_row("restaurado", depois, antes, depois, autoria, now))
+    return depois
 
 
 async def undo_batch(connection: Connection, lote: str, autoria: Autoria) -> int:
@@ -161,6 +207,10 @@ async def _undo(
     connection: Connection, evento: Evento, current: Produto, autoria: Autoria
 ) -> Produto:
     """The change `evento` made, undone from `current`, which it left as it is."""
+    if evento.tipo == "restaurado" and evento.antes is not None:
+        before = historico.produto_of(evento.antes)
+        changed = await update(connection, current.id or 0, before, {current.versao or 0}, autoria)
+        return await mark_removed(connection, changed.produto, autoria)
     if evento.tipo in ("criado", "restaurado"):
         return await mark_removed(connection, current, autoria)
     if evento.tipo == "removido":

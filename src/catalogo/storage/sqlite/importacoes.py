@@ -15,8 +15,13 @@ from catalogo.domain.historico import Autoria, Evento
 from catalogo.domain.produtos import Produto
 from catalogo.storage import sql
 from catalogo.storage.port import Importacao, LineKind, StagedLine
+from catalogo.storage.sqlite.historico import COLUMNS, produto_of
 
 T = TypeVar("T")
+_REMOVED_CODES = (
+    f"SELECT {COLUMNS}, codigo_chave FROM produtos "
+    "WHERE removido_em IS NOT NULL AND codigo_chave IN"
+)
 
 
 class SQLiteImports:
@@ -54,13 +59,14 @@ class SQLiteImports:
         rows = self._read(sql.IMPORT, (id,))
         return sql.importacao_of(rows[0]) if rows else None
 
-    async def removed_codes(self, keys: Collection[str]) -> dict[str, int]:
-        found: dict[str, int] = {}
+    async def removed_codes(self, keys: Collection[str]) -> dict[str, Produto]:
+        found: dict[str, Produto] = {}
         ordered = sorted(keys)
         for start in range(0, len(ordered), sql.KEYS_READ):
             batch = tuple(ordered[start : start + sql.KEYS_READ])
             marks = ", ".join("?" * len(batch))
-            found.update(self._read(f"{sql.REMOVED_CODES} ({marks})", batch))
+            for row in self._read(f"{_REMOVED_CODES} ({marks})", batch):
+                found[row[-1]] = produto_of(row[:-1])
         return found
 
     async def importacoes(self, limit: int) -> list[Importacao]:

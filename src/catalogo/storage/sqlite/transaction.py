@@ -100,9 +100,47 @@ def write_many(
             done.append(insert(connection, w.produto, autoria))
         elif w.removed:
             done.append(mark_removed(connection, current(connection, w.id, _seen(w)), autoria))
+        elif w.restored:
+            done.append(restore_as(connection, w.id, w.produto, _seen(w), autoria))
         else:
             done.append(update(connection, w.id, w.produto, _seen(w), autoria).produto)
     return done
+
+
+def restore_as(
+    connection: sqlite3.Connection,
+    id: int,
+    produto: Produto,
+    versions: Collection[int] | None,
+    autoria: Autoria,
+) -> Produto:
+    """The removed `id` brought back with `produto`'s fields (an import's row naming its
+    code): one version, one event `restaurado` with the fields before and after, so that an
+    undo removes it again as it was."""
+    rows = connection.execute(
+        f"SELECT {COLUMNS} FROM produtos WHERE id = ? AND NOT {LIVE}", (id,)
+    ).fetchall()
+    if not rows:
+        raise NotFound()  # restored, or purged, since the dry run
+    antes = produto_of(rows[0])
+    if versions is not None and antes.versao not in versions:
+        raise storage.VersionConflict(antes)
+    edit = keeping_codigo(produto, antes)
+    if edit.codigo != antes.codigo:
+        _check_codigo(connection, edit, folded(edit).codigo_chave, id)
+    columns, params = ("", []) if same_fields(antes, edit) else _changed_columns(antes, edit)
+    now = time.time()
+    connection.execute(
+        f"UPDATE produtos SET removido_em = NULL, versao = versao + 1, atualizado_em = ?"
+        f"{', ' if columns else ''}{columns} WHERE id = ?",
+        (now, *params, id),
+    )
+    assert antes.criado_em is not None  # noqa: S101 - read from the database just now
+    depois = stored(
+        id, _next(antes), antes.criado_em, now, edit.codigo, edit.nome, edit.descricao, edit.preco
+    )
+    _record(connection, event_row("restaurado", depois, antes, depois, autoria, now))
+    return depois
 
 
 def undo_batch(connection: sqlite3.Connection, lote: str, autoria: Autoria) -> int:
@@ -151,6 +189,10 @@ def _undo(
     connection: sqlite3.Connection, evento: Evento, current: Produto, autoria: Autoria
 ) -> Produto:
     """The change `evento` made, undone from `current`, which it left as it is."""
+    if evento.tipo == "restaurado" and evento.antes is not None:
+        before = historico.produto_of(evento.antes)
+        changed = update(connection, current.id or 0, before, {current.versao or 0}, autoria)
+        return mark_removed(connection, changed.produto, autoria)
     if evento.tipo in ("criado", "restaurado"):
         return mark_removed(connection, current, autoria)
     if evento.tipo == "removido":
