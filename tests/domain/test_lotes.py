@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from catalogo.domain import lotes
-from catalogo.domain.lotes import LoteInvalido, Pedido
+from catalogo.domain.historico import Evento
+from catalogo.domain.lotes import LoteInvalido, Pedido, described
 from catalogo.domain.precos import PRECO_MAXIMO
 
 
@@ -90,3 +91,32 @@ def test_the_notice_counts_what_was_done() -> None:
     assert Pedido("remover").done(1) == "1 produto removido."
     assert Pedido("definir").done(3) == "3 produtos com o preço definido."
     assert Pedido("reajustar", percentual=Decimal("-2.5")).said() == "Reajuste de -2,5%"
+
+
+def _repriced(*pairs: tuple[str, str]) -> list[Evento]:
+    return [
+        Evento(n, n, "alterado", 2, {"preco": a}, {"preco": d}, None, None, "lote", "x", None, 0)
+        for n, (a, d) in enumerate(pairs, 1)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("events", "said"),
+    [
+        (_repriced(("10.00", "10.80"), ("0.99", "1.07")), "Reajuste de +8% em 2 produtos"),
+        (_repriced(("10.05", "11.06"), ("10.00", "11.00")), "Reajuste de +10% em 2 produtos"),
+        (_repriced(("10.00", "9.00"), ("5.55", "5.00")), "Reajuste de -10% em 2 produtos"),
+        (_repriced(("10.00", "10.25")), "Reajuste de +2,5% em 1 produto"),
+        (_repriced(("10.00", "9.90"), ("0.99", "9.90")), "Preço definido em R$ 9,90 em 2 produtos"),
+        (_repriced(("1.00", "2.00"), ("3.00", "3.50")), "Alteração de preço de 2 produtos"),
+    ],
+)
+def test_a_batch_is_said_from_its_events_by_how_much_it_changed_prices(
+    events: list[Evento], said: str
+) -> None:
+    assert described(events, len(events)) == said
+
+
+def test_a_removal_is_said_with_the_batchs_whole_count() -> None:
+    removed = Evento(1, 1, "removido", 2, {"preco": "1.00"}, None, None, None, "lote", "x", None, 0)
+    assert described([removed], 1_234) == "Remoção de 1.234 produtos"

@@ -158,3 +158,12 @@ def unique(name: str) -> str:
 def new_context_page(browser: Browser, context_args: dict[str, Any], **more: Any) -> Page:
     """A second person, or the same one with JavaScript off: a context of their own."""
     return browser.new_context(**context_args, **more).new_page()
+
+
+def unfold(page: Page, size: str, summary: str) -> None:
+    """Opens a fold of the list that a phone shows closed ("Preço e ordem", "Alterar vários");
+    a wider screen shows its content always."""
+    if size == "phone":
+        fold = page.locator("details.dobra", has=page.locator("summary", has_text=summary))
+        if fold.get_attribute("open") is None:
+            page.locator("summary", has_text=summary).click()

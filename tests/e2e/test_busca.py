@@ -10,7 +10,7 @@ from pathlib import Path
 import openpyxl
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Look, unique
+from tests.e2e.conftest import Look, unfold, unique
 from tests.e2e.test_produtos import add
 
 
@@ -46,7 +46,7 @@ class TestFinding:
         expect(page).to_have_title("Produtos · Catálogo")
 
     def test_order_by_a_header_narrow_by_price_and_page_through(
-        self, page: Page, look: Look
+        self, page: Page, look: Look, size: str
     ) -> None:
         page.goto("/produtos?q=exemplo")
         expect(page.locator(".contagem")).to_have_text("1\u201350 de 120 produtos")
@@ -67,6 +67,7 @@ class TestFinding:
         expect(page.locator("td.preco").last).not_to_have_text(second)
         assert page.locator("td.preco").all_inner_texts() == prices
 
+        unfold(page, size, "Preço e ordem")
         page.get_by_label("de R$").fill("100")
         page.get_by_label("até R$").fill("200,00")
         page.get_by_role("button", name="Buscar").click()
@@ -79,9 +80,10 @@ class TestFinding:
         look(page, "price-range")
 
     def test_a_price_that_cannot_be_read_is_said_beside_the_search(
-        self, page: Page, look: Look
+        self, page: Page, look: Look, size: str
     ) -> None:
         page.goto("/produtos")
+        unfold(page, size, "Preço e ordem")
         page.get_by_label("de R$").fill("dez reais")
         page.get_by_role("button", name="Buscar").click()
         expect(page.get_by_role("alert")).to_contain_text("O preço mínimo (preco_min)")
@@ -94,11 +96,15 @@ class TestFinding:
 
 
 class TestWhereAmI:
-    def test_the_list_says_where_it_is_and_goes_to_either_end(self, page: Page, look: Look) -> None:
+    def test_the_list_says_where_it_is_and_goes_to_either_end(
+        self, page: Page, look: Look, size: str
+    ) -> None:
         page.goto("/produtos")
         expect(page.locator(".contagem")).to_contain_text(re.compile(r"^1\u201350 de \d+ produtos"))
         total = page.locator(".contagem").inner_text().split(" de ")[1].split()[0]
-        pager = page.get_by_role("navigation", name="Páginas, acima da lista")
+        # on a phone the rows come first: the pager is the one below them
+        above = "Páginas, acima da lista" if size == "desktop" else "Páginas"
+        pager = page.get_by_role("navigation", name=above, exact=True)
         pager.get_by_role("link", name="Mais antigos →").click()
         expect(page.locator(".contagem")).to_contain_text(f"51\u2013100 de {total} produtos")
         expect(page).to_have_title(f"Produtos, 51\u2013100 de {total} produtos · Catálogo")
@@ -112,11 +118,12 @@ class TestWhereAmI:
         expect(page).to_have_url(re.compile(r"/produtos$"))
 
     def test_the_order_box_sorts_by_last_change_and_a_link_goes_back_to_the_default(
-        self, page: Page, look: Look
+        self, page: Page, look: Look, size: str
     ) -> None:
         nome = unique("Alterado agora")
         add(page, nome, "3")
         page.goto("/produtos?ordem=atualizado_em")
+        unfold(page, size, "Preço e ordem")
         page.get_by_label("Ordem").select_option(label="Alteração mais recente primeiro")
         page.get_by_role("button", name="Buscar").click()
         expect(page).to_have_url(re.compile(r"/produtos\?ordem=-atualizado_em$"))  # no q=&…

@@ -9,10 +9,11 @@ above the form's maximum: a product whose new price would be is left out of the 
 
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
 
 from catalogo.domain.errors import Conflict, Invalid, NotFound
+from catalogo.domain.historico import Evento
 from catalogo.domain.precos import CENTAVO, PRECO_MAXIMO, PrecoInvalido, format_preco, parse_preco
 from catalogo.domain.produtos import parse_id
 
@@ -28,7 +29,18 @@ _PERCENTUAL = re.compile(r"([+\-\u2212]?) *([0-9]{1,4})(?:[.,]([0-9]{1,2}))? *%?
 
 
 class LoteInvalido(Invalid, ValueError):
-    """What was asked cannot be done as asked; the message says what would be."""
+    """What was asked cannot be done as asked; the message says what would be. `campo` is the
+    list form's field it is about (None: the request as a whole), `beside` the message as
+    the form shows it beside that field (the message itself starts with the field's label)."""
+
+    def __init__(self, message: str, campo: str | None = None) -> None:
+        self.campo, self.beside = campo, message[:1].upper() + message[1:]
+        label = CAMPOS.get(campo or "")
+        super().__init__(f"{label}: {message}" if label else message)
+
+
+# The list form's fields, by the names they are sent with, as the form labels them.
+CAMPOS = {"percentual": "Percentual", "preco": "Novo preço"}
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,48 @@ class Pedido:
         return f"{count} {'produto' if one else 'produtos'} {what}."
 
 
+def products(count: int) -> str:
+    """ "1 produto", "1.234 produtos"."""
+    return f"{count:,} produto{'' if count == 1 else 's'}".replace(",", ".")
+
+
+def described(events: list[Evento], total: int) -> str:
+    """What a batch did, read from its events (a batch keeps no other record of what was
+    asked): "Reajuste de +8% em 3 produtos", "Preço definido em R$ 9,90 em 2 produtos",
+    "Remoção de 5 produtos"; "Alteração de 4 produtos" when the events say nothing plainer."""
+    if events and all(e.tipo == "removido" for e in events):
+        return f"Remoção de {products(total)}"
+    priced = [
+        (Decimal(str(e.antes["preco"])), Decimal(str(e.depois["preco"])))
+        for e in events
+        if e.tipo == "alterado" and e.antes and e.depois
+    ]
+    if not priced or len(priced) != len(events):
+        return f"Alteração de {products(total)}"
+    percentual = _percentage_of(priced)
+    if percentual is not None:
+        return f"{Pedido('reajustar', percentual=percentual).said()} em {products(total)}"
+    if len({d for _, d in priced}) == 1:
+        return f"{Pedido('definir', preco=priced[0][1]).said()} em {products(total)}"
+    return f"Alteração de preço de {products(total)}"
+
+
+def _percentage_of(priced: list[tuple[Decimal, Decimal]]) -> Decimal | None:
+    """The percentage (of two places at most, the roundest) that gives every new price from
+    its old one, if one does: each new price, rounded to the cent, bounds it."""
+    half = CENTAVO / 2
+    low = max(((d - half) / a - 1) * 100 for a, d in priced)
+    high = min(((d + half) / a - 1) * 100 for a, d in priced)
+    first, last = int((low * 100).to_integral_value(ROUND_CEILING)), int(high * 100)
+    candidates = [Decimal(n).scaleb(-2) for n in range(first, min(last, first + 2000) + 1) if n]
+    candidates.sort(key=lambda p: (len(percent(p)), abs(p)))
+    for percentual in candidates:
+        pedido = Pedido("reajustar", percentual=percentual)
+        if all(new_price(pedido, a) == d for a, d in priced):
+            return percentual
+    return None
+
+
 def percent(value: Decimal) -> str:
     return f"{value.normalize():f}".replace(".", ",")
 
@@ -68,12 +122,15 @@ def parse_pedido(acao: str, percentual: str | None, preco: str | None) -> Pedido
     if acao == "reajustar":
         return Pedido("reajustar", percentual=parse_percentual(percentual or ""))
     if acao == "definir":
+        if not (preco or "").strip():
+            raise LoteInvalido("informe o novo preço (por exemplo, 29,90).", "preco")
         try:
             return Pedido("definir", preco=parse_preco(preco or ""))
         except PrecoInvalido as error:
-            raise LoteInvalido(f"Preço: {error}") from None
+            raise LoteInvalido(str(error), "preco") from None
     raise LoteInvalido(
-        f"acao deve ser {', '.join(ACOES)} (recebido «{acao:.30}»)." if acao else "Escolha a ação."
+        f"acao deve ser {', '.join(ACOES)} (recebido «{acao:.30}»)." if acao else "Escolha a ação.",
+        "acao",
     )
 
 
@@ -82,18 +139,19 @@ def parse_percentual(text: str) -> Decimal:
     found = _PERCENTUAL.fullmatch(text.strip())
     if found is None:
         raise LoteInvalido(
-            f"Percentual: «{text.strip():.20}» não é um percentual; escreva, por exemplo, 8 para "
-            "aumentar 8% ou -10 para baixar 10%."
+            f"«{text.strip():.20}» não é um percentual; escreva, por exemplo, 8 para aumentar 8% "
+            "ou -10 para baixar 10%."
             if text.strip()
-            else "Percentual: informe quanto reajustar (por exemplo, 8 ou -10)."
+            else "informe quanto reajustar (por exemplo, 8 ou -10).",
+            "percentual",
         )
     sign, whole, cents = found.groups()
     minus = sign in ("-", "\u2212")
     value = Decimal(f"{'-' if minus else ''}{whole}.{cents or '0'}")
     if value == 0:
-        raise LoteInvalido("Percentual: um reajuste de 0% não muda nada.")
+        raise LoteInvalido("um reajuste de 0% não muda nada.", "percentual")
     if not PERCENTUAL_MINIMO <= value <= PERCENTUAL_MAXIMO:
-        raise LoteInvalido("Percentual: use de -99,99 a 1000.")
+        raise LoteInvalido("use de -99,99 a 1000.", "percentual")
     return value
 
 

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from catalogo.domain import lotes
 from catalogo.domain.busca import Query, parse_pairs
 from catalogo.domain.errors import Conflict, NotFound
-from catalogo.domain.historico import Autoria
+from catalogo.domain.historico import Autoria, Evento
 from catalogo.domain.lotes import BatchRefused, BatchUndone, LoteInvalido, Pedido
 from catalogo.domain.produtos import Produto
 from catalogo.services.produtos import live
@@ -182,7 +182,9 @@ async def selected(
             raise LoteInvalido("Nenhum produto nesta busca.")
         return found
     if not ids:
-        raise LoteInvalido("Selecione ao menos um produto.")
+        raise LoteInvalido(
+            "Selecione ao menos um produto: marque a caixa ao lado de cada um na lista.", "id"
+        )
     if len(set(ids)) > most:
         raise LoteInvalido(_too_many(most))
     by_id = await live(storage, "ids", set(ids))
@@ -224,6 +226,22 @@ def plan(pedido: Pedido, produtos: list[Produto], asker: str) -> Plan:
             itens.append(Item(produto, depois))
     seen = [(i.produto.id or 0, i.produto.versao or 0) for i in itens]
     return Plan(pedido, itens, recusados, batch_id(asker, pedido, lotes.selection(seen)))
+
+
+@dataclass(frozen=True)
+class Told:
+    """A batch as its page tells it: what it did, in words, and its undo's first event (when
+    and by whom it was undone), if it was."""
+
+    said: str
+    undone: Evento | None
+
+
+async def told(storage: Storage, lote: str, events: list[Evento], most: int) -> Told:
+    """`events`: a page of the batch's, which say what it did (domain/lotes.described)."""
+    total = await written(storage, lote, most)
+    undo = await storage.batch_events(f"{lote}:desfeita", 0, 1)
+    return Told(lotes.described(events, total), undo[0] if undo else None)
 
 
 async def applied(storage: Storage, lote: str) -> bool:

@@ -37,12 +37,15 @@ class NotRemoved(Conflict):
 
 
 class Removal(NamedTuple):
-    """A removed product: when it was removed, by whom (None: anonymously), and what it was."""
+    """A removed product: when it was removed, by whom (None: anonymously), and what it was;
+    from where (`origem`) and in which batch (`lote`: an import's undo is "<id>:desfeita")."""
 
     removido_em: float
     quem: str | None
     token: str | None
     produto: Produto
+    origem: str | None = None
+    lote: str | None = None
 
 
 class VersionConflict(Conflict):

@@ -36,8 +36,8 @@ def trash(preco: str) -> paging.KeyedList:
     `preco` column is the database's own); a product's position in it, from its id."""
     removed = (
         f"SELECT p.id, p.nome, p.descricao, p.{preco}, p.versao, p.criado_em, "
-        "p.atualizado_em, p.codigo, p.removido_em, e.quem, e.token FROM produtos p "
-        "LEFT JOIN eventos e "
+        "p.atualizado_em, p.codigo, p.removido_em, e.quem, e.token, e.origem, e.lote "
+        "FROM produtos p LEFT JOIN eventos e "
         "ON e.produto_id = p.id AND e.versao = p.versao WHERE p.removido_em IS NOT NULL"
     )
     return paging.KeyedList(

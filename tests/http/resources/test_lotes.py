@@ -81,12 +81,19 @@ class TestRepricing:
         ]
         assert after[other["id"]] == Decimal("7.00")
         listing = client.get("/produtos").text
-        assert "3 produtos reajustados." in listing
+        assert "Reajuste de +10% em 3 produtos." in listing  # by how much, and where it is
+        batch = re.search(r'<a href="(/produtos/lote/\w+)">Ver o lote</a>', listing)
+        assert batch is not None
+        page = client.get(batch.group(1)).text
+        assert "<h1>Reajuste de +10% em 3 produtos</h1>" in page and "foi desfeito" not in page
         undo = re.search(r'action="(/produtos/lote/\w+/reversao)"', listing)
         assert undo is not None
         assert client.post(undo.group(1)).status_code == 303
         assert prices(db) == before
         assert "Lote desfeito: 3 produtos voltaram ao que eram." in client.get("/produtos").text
+        page = client.get(batch.group(1)).text
+        assert "<strong>Este lote foi desfeito</strong>" in page
+        assert '<div class="eventos-desfeitos">' in page and "Desfazer</button>" not in page
 
     def test_a_concurrent_edit_between_confirmation_and_confirm_is_409_and_changes_nothing(
         self, client: TestClient, db: Database
@@ -287,7 +294,7 @@ def test_the_list_offers_all_n_of_a_search_only_within_the_cap(database: str) ->
             made(client, f"Caneca {n}", "1")
         assert "desta busca" not in client.get("/produtos?q=caneca").text
         made(client, "Copo", "1")
-        assert "Aplicar a todos os 1 produto desta busca" in client.get("/produtos?q=copo").text
+        assert "Aplicar ao único produto desta busca" in client.get("/produtos?q=copo").text
 
 
 @ONLY_POSTGRESQL
@@ -337,3 +344,50 @@ def test_the_same_confirmation_sent_to_two_instances_at_once_applies_once_and_bo
                 "SELECT count(*) FROM eventos WHERE produto_id = ? AND origem = 'lote'", (id,)
             ).fetchone()
             assert events == (1,), trial
+
+
+class TestAMistakeInTheListsForm:
+    """A browser's bulk form sent with a mistake comes back as any invalid form here: the
+    same list, what was chosen and typed kept, the message beside its field (422)."""
+
+    def test_keeps_the_list_the_ticks_and_the_values_with_the_message_beside_the_field(
+        self, client: TestClient, db: Database
+    ) -> None:
+        for nome in ("Pote P", "Pote M", "Pote G"):
+            made(client, nome, "7")
+        ids = [row[0] for row in db.execute("SELECT id FROM produtos ORDER BY id").fetchall()]
+        lista = client.get("/produtos?q=pote").text
+        listing = re.search(r'name="lista" value="([^"]+)"', lista)
+        assert listing is not None
+        sent = client.post(
+            "/produtos/lote",
+            data={"acao": "definir", "preco": "", "id": [ids[0], ids[2]], "lista": listing[1]},
+        )
+        assert sent.status_code == 422
+        page = sent.text
+        assert page.count('<td class="nome">') == 3  # the same list, not one red line
+        assert f'value="{ids[0]}" form="lote" checked' in page
+        assert f'value="{ids[1]}" form="lote" aria-label' in page
+        assert f'value="{ids[2]}" form="lote" checked' in page
+        assert '<option value="definir" selected>' in page
+        assert 'aria-invalid="true" aria-describedby="lote-erro" autofocus>' in page
+        assert (
+            '<span class="erro" id="lote-erro">Informe o novo preço (por exemplo, 29,90).' in page
+        )
+        assert 'value="pote"' in page and '<details class="dobra lote-dobra" open>' in page
+        assert sent.headers["cache-control"] == "no-store"
+        assert prices(db) == {id: Decimal("7.00") for id in ids}
+
+    def test_says_a_bad_percentage_beside_it_in_the_fields_words_and_no_search_means_no_clear(
+        self, client: TestClient
+    ) -> None:
+        made(client, "Pote", "7")
+        sent = client.post("/produtos/lote", data={"acao": "reajustar", "percentual": "dez"})
+        assert sent.status_code == 422
+        assert 'id="lote-percentual" name="percentual"' in sent.text and 'value="dez"' in sent.text
+        assert "«dez» não é um percentual" in sent.text
+        assert ">Limpar</a>" not in sent.text
+        program = client.post(
+            "/produtos/lote", json={"acao": "definir", "preco": "x", "ids": [1]}, headers=JSON
+        )
+        assert program.status_code == 422 and program.json()["detail"].startswith("Novo preço: ")

@@ -25,6 +25,19 @@ from catalogo.storage.paging import COUNT_CAP, Cursor, Page
 
 
 @dataclass(frozen=True)
+class BulkForm:
+    """The list's "Alterar vários" form sent back with a mistake (point 3 of docs/batches.md's
+    "In a browser"): what was chosen and typed, kept, and the message beside its field."""
+
+    acao: str
+    percentual: str
+    preco: str
+    ids: frozenset[int]
+    campo: str | None
+    erro: str
+
+
+@dataclass(frozen=True)
 class Found:
     """A list page's products and where its links lead."""
 
@@ -90,6 +103,7 @@ def list_page(
     problem: ListingError | None = None,
     headers: dict[str, str] | None = None,
     status_code: int = 400,
+    bulk: BulkForm | None = None,
 ) -> Response:
     """The list: what was asked (the title and the heading say it), how many, the products
     and their pages; or, when the query could not be read or answered in time (`problem`),
@@ -113,9 +127,20 @@ def list_page(
             lista="",
             retorno="",
             quem=visitor(request),
+            lote=None,
         )
     who = visitor(request)
     most = min(shared_of(request).settings.batch_max, COUNT_CAP)  # "todos os N": one batch
+    if bulk is not None:
+        context = _listed(found, who, most)
+        context["linhas"] = _chosen(context["linhas"], bulk.ids)
+        return templating.load().render(
+            "produtos/lista.html",
+            422,
+            headers={"Cache-Control": "no-store", **VARY},
+            aviso=None,
+            **{**context, "lote": bulk},
+        )
     if notices.COOKIE in request.cookies:  # a notice to show, or one to clear: not kept
         context = _listed(found, who, most)
         return notices.with_notice(request, "produtos/lista.html", headers or {}, **context)
@@ -170,7 +195,7 @@ def _listed(found: Found, who: Visitor | None, most: int) -> dict[str, Any]:
         "pagina": page,
         "linhas": _rows(page, retorno, lista, who is None or who.pode_editar),
         "posicao": where,
-        "todos": _counted(page.total) if page.total is not None and page.total <= most else None,
+        **_all_of(page.total if page.total is not None and page.total <= most else None, listing),
         "busca_do_lote": listing.search,
         "links": links,
         "colunas": [_header(listing, column) for column in _COLUMNS],
@@ -179,7 +204,36 @@ def _listed(found: Found, who: Visitor | None, most: int) -> dict[str, Any]:
         "lista": lista,
         "retorno": retorno,
         "quem": who,
+        "lote": None,
     }
+
+
+def _all_of(total: int | None, listing: Listing) -> dict[str, str | None]:
+    """The bulk form's button for every product the list finds, in words that say how many
+    and which, and what "all" means."""
+    if total is None:
+        return {"todos": None, "todos_explica": None}
+    where = "desta busca" if listing.query.filtered else "do catálogo"
+    count = f"{total:,}".replace(",", ".")
+    said = (
+        f"Aplicar ao único produto {where}"
+        if total == 1
+        else f"Aplicar a todos os {count} produtos {where}"
+    )
+    which = "que a busca encontra" if listing.query.filtered else "do catálogo"
+    return {
+        "todos": said,
+        "todos_explica": f"Todos os {which}, em todas as páginas, não só os marcados; "
+        "você confere e confirma na página seguinte.",
+    }
+
+
+def _chosen(rows: Markup, ids: frozenset[int]) -> Markup:
+    """The rows with the products in `ids` ticked, as they were when the form was sent."""
+    text = str(rows)
+    for id in ids:
+        text = text.replace(f'value="{id}" form="lote"', f'value="{id}" form="lote" checked')
+    return Markup(text)  # noqa: S704 - the rows as their template escaped them, ticks added
 
 
 # A list page's rows, by all they show: most of a list page's cost is rendering them, and most

@@ -150,9 +150,14 @@ def _import_notice(rest: str) -> Notice | None:
     return Notice(f"Importação aplicada: {', '.join(said[:-1])} e {said[-1]}.", None, id)
 
 
-def after_batch(request: Request, listing: Listing, id: str, acao: str, count: int) -> Response:
-    """The browser's answer to a confirmed batch: the list it came from, with the undo."""
-    return redirect(request, listing.url, f"lote:{id}:{acao}:{count}", VARY)
+def after_batch(
+    request: Request, listing: Listing, id: str, pedido: lotes.Pedido, count: int
+) -> Response:
+    """The browser's answer to a confirmed batch: the list it came from, with what it did (by
+    how much), a link to it and its undo."""
+    amount = pedido.percentual if pedido.percentual is not None else pedido.preco
+    said = f"{pedido.acao}:{count}" + ("" if amount is None else f":{amount}")
+    return redirect(request, listing.url, f"lote:{id}:{said}", VARY)
 
 
 def after_batch_undone(request: Request, listing: Listing, count: int) -> Response:
@@ -167,10 +172,17 @@ def _batch_notice(kind: str, rest: str) -> Notice | None:
         voltou = "produto voltou ao que era" if n == 1 else "produtos voltaram ao que eram"
         return Notice(f"Lote desfeito: {n} {voltou}.", None)
     id, _, rest = rest.partition(":")
-    acao, _, count = rest.partition(":")
+    acao, _, rest = rest.partition(":")
+    count, _, amount = rest.partition(":")
     if not (_IMPORT_ID.fullmatch(id) and acao in lotes.ACOES and count.isdigit()):
         return None
-    return Notice(lotes.Pedido(acao).done(int(count)), None, lote=id)  # type: ignore[arg-type]
+    try:
+        pedido = lotes.parse_pedido(acao, amount, amount)
+    except lotes.LoteInvalido:  # a notice left before amounts were: what it did, in short
+        return Notice(lotes.Pedido(acao).done(int(count)), None, lote=id)  # type: ignore[arg-type]
+    if pedido.acao == "remover":
+        return Notice(pedido.done(int(count)), None, lote=id)
+    return Notice(f"{pedido.said()} em {lotes.products(int(count))}.", None, lote=id)
 
 
 def after_undo(request: Request, path: str, undone: int) -> Response:

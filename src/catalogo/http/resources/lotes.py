@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain import historico
-from catalogo.domain.errors import ChangedSince, Conflict, ListingError, NotFound
+from catalogo.domain.errors import ChangedSince, Conflict, ListingError, NotFound, QueryTimeout
 from catalogo.domain.lotes import (
     BatchNotFound,
     BatchRefused,
@@ -27,7 +27,7 @@ from catalogo.http.identity import principal, visitor
 from catalogo.http.listing import RETURN_PARAMETER, Listing
 from catalogo.http.negotiation import HTML, JSON, body_is_json
 from catalogo.http.pages.historico_pages import event_lines
-from catalogo.http.pages.list_pages import list_page, typed
+from catalogo.http.pages.list_pages import BulkForm, Found, list_page, typed
 from catalogo.http.pages.notices import after_batch, after_batch_undone
 from catalogo.http.problems import problem_for
 from catalogo.http.resources import (
@@ -40,6 +40,7 @@ from catalogo.http.resources import (
 )
 from catalogo.http.shared import shared_of
 from catalogo.services import lotes
+from catalogo.storage.paging import COUNT_CAP, Cursor
 
 BATCHES_PATH = "/produtos/lote"
 PAGE = 100  # a batch's products on one page of it
@@ -80,15 +81,14 @@ class LoteResource(Resource):
                     storage, batch, asker, key is not None, autoria_of(request, media), most
                 )
                 if media == HTML:
-                    return after_batch(request, listing, done.lote, pedido.acao, done.total)
+                    return after_batch(request, listing, done.lote, pedido, done.total)
                 body = {"lote": done.lote, "total": done.total, "links": _links(done.lote)}
                 replayed = {"Idempotent-Replayed": "true"} if not done.now and key else {}
                 return json_response(body, headers={**_NO_STORE, **replayed})
             planned = await lotes.preview(storage, batch, asker, most)
         except LoteInvalido as invalid:
-            if media == HTML:  # the list's search again, with what was wrong
-                sent = typed(ImmutableMultiDict(urllib.parse.parse_qsl(listing.search)))
-                return list_page(request, None, sent, ListingError(str(invalid)), None, 422)
+            if media == HTML:  # the list it came from again, as it was sent, with what was wrong
+                return await _list_again(request, listing, asked, invalid)
             raise BatchRefused(str(invalid)) from None
         except lotes.BatchMoved as moved:
             fresh = await lotes.replan(storage, batch, asker, most, moved)
@@ -105,6 +105,31 @@ class LoteResource(Resource):
         if media == JSON:
             return json_response(lotes.representation(planned), headers=_NO_STORE)
         return await _confirmation(request, planned, asked, listing)
+
+
+async def _list_again(
+    request: Request, listing: Listing, asked: dict[str, Any], invalid: LoteInvalido
+) -> Response:
+    """The list page the form was on, its choices and what was typed kept, the message beside
+    the field it is about (422); the search form alone if that list cannot be read now."""
+    bulk = BulkForm(
+        asked.get("acao", ""),
+        asked.get("percentual", ""),
+        asked.get("preco", ""),
+        frozenset(asked["ids"]),
+        invalid.campo,
+        invalid.beside,
+    )
+    shared = shared_of(request)
+    cursor = Cursor(shared.settings.page_size, listing.after, listing.before)
+    try:
+        page = await shared.storage.find(listing.query, cursor, COUNT_CAP, position=True)
+    except QueryTimeout as stopped:
+        sent = typed(ImmutableMultiDict(urllib.parse.parse_qsl(listing.search)))
+        return list_page(request, None, sent, ListingError(str(stopped)), None, 422)
+    around = (("prev", page.prev), ("next", page.next))
+    links = {rel: listing.at(c).url for rel, c in around if c}
+    return list_page(request, Found(listing, page, links), bulk=bulk)
 
 
 async def _asked(request: Request) -> dict[str, Any]:
@@ -199,13 +224,13 @@ class LoteItemResource(Resource):
         if not await lotes.applied(storage, lote):
             raise BatchNotFound()
         events = await storage.batch_events(lote, (pagina - 1) * PAGE, PAGE + 1)
-        undone = await lotes.applied(storage, f"{lote}:desfeita")
         more = len(events) > PAGE
         events = events[:PAGE]
+        told = await lotes.told(storage, lote, events, shared_of(request).settings.batch_max)
         if media == JSON:
             body = {
                 "lote": lote,
-                "desfeito": undone,
+                "desfeito": told.undone is not None,
                 "eventos": [historico.representation(e) for e in events],
                 "links": {
                     **_links(lote),
@@ -218,7 +243,8 @@ class LoteItemResource(Resource):
             headers=_NO_STORE,
             quem=visitor(request),
             lote=lote,
-            desfeito=undone,
+            resumo=told.said,
+            desfeito=told.undone,
             linhas=event_lines(events),
             primeiro=events[0] if events else None,
             pagina=pagina,

@@ -11,3 +11,32 @@ document.querySelectorAll("form.busca").forEach((form) => {
     setTimeout(() => form.querySelectorAll("[disabled]").forEach((f) => { f.disabled = false; }));
   });
 });
+
+// The bulk form: a box that ticks every product of this page, and how many are ticked, said
+// beside the button (and on the fold's summary on a phone). Without this script the boxes
+// are ticked one by one and the chosen rows are still marked (catalogo.css).
+const lote = document.getElementById("lote");
+const pagina = document.getElementById("selecionar-pagina");
+if (lote && pagina) {
+  const boxes = () => Array.from(document.querySelectorAll('input[name="id"][form="lote"]'));
+  const said = document.getElementById("lote-escolhidos");
+  const resumo = document.querySelector(".lote-dobra .escolhidos-resumo");
+  const show = () => {
+    const all = boxes();
+    const ticked = all.filter((box) => box.checked).length;
+    pagina.checked = ticked > 0 && ticked === all.length;
+    pagina.indeterminate = ticked > 0 && ticked < all.length;
+    const text = ticked === 0 ? "" : ticked === 1 ? "1 selecionado" : `${ticked} selecionados`;
+    said.textContent = text;
+    if (resumo) resumo.textContent = text ? `(${text})` : "";
+  };
+  pagina.hidden = false;
+  pagina.addEventListener("change", () => {
+    boxes().forEach((box) => { box.checked = pagina.checked; });
+    show();
+  });
+  document.addEventListener("change", (event) => {
+    if (event.target.matches('input[name="id"][form="lote"]')) show();
+  });
+  show();
+}

@@ -39,7 +39,7 @@ def produto_of(row: Any) -> Produto:
 
 
 def _removal(row: Any) -> storage.Removal:
-    return storage.Removal(row[8], row[9], row[10], produto_of(row))
+    return storage.Removal(row[8], row[9], row[10], produto_of(row), row[11], row[12])
 
 
 class PostgresHistory(PostgresPool):

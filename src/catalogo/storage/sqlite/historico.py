@@ -40,7 +40,7 @@ kept_produto_of = functools.lru_cache(maxsize=5_000)(produto_of)
 
 
 def _removal(row: tuple[Any, ...]) -> storage.Removal:
-    return storage.Removal(row[8], row[9], row[10], produto_of(row[:8]))
+    return storage.Removal(row[8], row[9], row[10], produto_of(row[:8]), row[11], row[12])
 
 
 class SQLiteHistory:
