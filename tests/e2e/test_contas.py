@@ -91,7 +91,7 @@ def test_a_reader_sees_every_page_and_no_button_that_would_be_refused(
     expect(page.get_by_role("link", name="Novo produto")).to_have_count(0)
     look(page, "reader-list")
     page.get_by_role("link", name="Caderno verde nº 1").click()
-    expect(page.get_by_role("heading", name="Produto", exact=True)).to_be_visible()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Produto «Caderno verde nº 1»")
     expect(page.get_by_label("Nome")).to_have_attribute("readonly", "")
     expect(page.get_by_role("button", name="Salvar")).to_have_count(0)
     look(page, "reader-product")

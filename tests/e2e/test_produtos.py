@@ -25,7 +25,7 @@ def add(page: Page, nome: str, preco: str, descricao: str = "") -> None:
 def open_product(page: Page, nome: str) -> None:
     page.goto("/produtos")
     page.get_by_role("link", name=nome, exact=True).click()
-    expect(page.get_by_role("heading", name="Editar produto")).to_be_visible()
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Editar «{nome}»")
 
 
 def saved_by_someone_else(

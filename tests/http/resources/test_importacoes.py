@@ -714,3 +714,14 @@ def test_a_workbook_libreoffice_saved_from_a_shops_csv_imports_as_the_csv_does(
     from_xlsx = sent(client, workbook, "loja.xlsx").json()["relatorio"]["novos"]
     assert [n["produto"] for n in from_xlsx] == [n["produto"] for n in from_csv]
     assert [n["produto"]["preco"] for n in from_xlsx] == ["1234.56", "12.50", "3.00"]
+
+
+def test_the_trash_shows_a_products_code_and_that_an_imports_undo_removed_it(
+    client: TestClient,
+) -> None:
+    report = sent(client, csv_of("codigo;nome;preco", "CX-1;Caixa;10,00")).json()
+    client.post(report["links"]["confirmacao"], headers=JSON)
+    client.post(f"{IMPORTS}/{report['id']}/reversao", headers=JSON)
+    trash = client.get("/produtos/removidos").text
+    assert '<td class="codigo">CX-1</td>' in trash
+    assert f'ao desfazer <a href="/produtos/importacoes/{report["id"]}">uma importação</a>' in trash

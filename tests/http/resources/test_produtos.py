@@ -269,15 +269,30 @@ class TestTheForms:
         assert "produto.id" not in page and 'name="id"' not in page
         assert f'<form method="post" action="/produtos/{id}" class="remover">' in page
 
-    def test_the_edit_page_is_headed_editar_produto_under_a_named_breadcrumb(
+    def test_the_edit_pages_heading_carries_the_name_and_its_breadcrumb_the_number(
         self, client: TestClient, db: Database
     ) -> None:
         id = create_via_form(client, db, "Caneca azul")
         page = client.get(f"/produtos/{id}").text
         assert "<title>Editar «Caneca azul» · Catálogo</title>" in page
-        assert "<h1>Editar produto</h1>" in page
-        assert '<span aria-current="page">Caneca azul</span></nav>' in page
-        assert f"nº {id}" not in page
+        assert '<h1 class="nome-produto">Editar «Caneca azul»</h1>' in page
+        assert f'<span aria-current="page">Nº {id}</span></nav>' in page
+
+    def test_a_long_name_is_shortened_in_the_title_and_the_notice_never_in_the_heading(
+        self, client: TestClient, db: Database
+    ) -> None:
+        nome = "Caneca " + "muito comprida " * 12 + "fim"
+        id = create_via_form(client, db, nome)
+        page = client.get(f"/produtos/{id}").text
+        assert f'<h1 class="nome-produto">Editar «{nome}»</h1>' in page
+        title = page.split("<title>")[1].split("</title>")[0]
+        assert title.endswith("…» · Catálogo") and len(title) < 90
+        client.post(
+            f"/produtos/{id}",
+            data={"_method": "PUT", "produto.nome": nome + "!", "produto.preco": "1"},
+        )
+        notice = client.get("/produtos").text.split('role="status"')[1].split("</p>")[0]
+        assert "…» atualizado." in notice and "fim" not in notice
 
     def test_the_forms_leave_checking_to_the_server_and_the_new_one_focuses_nome(
         self, client: TestClient, db: Database

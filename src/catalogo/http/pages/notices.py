@@ -117,7 +117,7 @@ def product_notice(request: Request) -> Notice | None:
     id = parse_id(number)
     if kind not in _PRODUCT_NOTICES or not nome or id is None:
         return None
-    texto = _PRODUCT_NOTICES[kind].format(nome)
+    texto = _PRODUCT_NOTICES[kind].format(shortened(nome))
     if fields:
         campos = _listed([ROTULOS[c].lower() for c in fields])
         texto += f" Mantido também o que {people(authors)} mudou enquanto você editava: {campos}."
@@ -196,6 +196,14 @@ def import_undone_notice(request: Request) -> str | None:
     n = int(count)
     voltaram = "produto voltou" if n == 1 else "produtos voltaram"
     return f"Importação desfeita: {n} {voltaram} ao que {'era' if n == 1 else 'eram'} antes dela."
+
+
+def shortened(nome: str, most: int = 60) -> str:
+    """A product's name as a notice quotes it: whole, or its first words and an ellipsis."""
+    if len(nome) <= most:
+        return nome
+    cut = nome[: most - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[most // 2 :] else cut).rstrip(" ,.;:-") + "…"
 
 
 def people(names: list[str]) -> str:

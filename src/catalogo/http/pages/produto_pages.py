@@ -58,6 +58,7 @@ def _filled(request: Request, who: Visitor | None, query: bytes, produto: Produt
             "versao": str(produto.versao),
             "codigo": produto.codigo or "",
             "nome": produto.nome,
+            "nome_curto": notices.shortened(produto.nome),
             "descricao": produto.descricao,
             "preco": preco_for_input(produto.preco),
             "criado": criado or "",
@@ -82,6 +83,7 @@ def _edit_skeleton(
     )
     context["criado"] = criado and templating.slot("criado")
     context["atualizado"] = atualizado and templating.slot("atualizado")
+    context["nome_curto"] = templating.slot("nome_curto")
     return templating.load().skeleton("produtos/editar.html", **context)
 
 
@@ -141,6 +143,7 @@ def _editing(
 ) -> dict[str, Any]:
     return {
         "produto": produto,
+        "nome_curto": notices.shortened(str(produto.nome)),  # the page's title quotes it
         "valores": values,
         "erros": problems,
         "lista": listing.encoded,
