@@ -177,18 +177,25 @@ def test_the_docs_page_tries_an_operation_as_a_program_would_with_the_token_give
     page.goto(f"{staffed}/entrar")
     sign_in(page, "maria")  # the page's cookies do not count: the request is a program's
     page.goto(f"{staffed}/docs")
+    expect(page.get_by_role("link", name="maria (admin)")).to_be_visible()  # the header stays
+    expect(page.get_by_label("Token")).to_have_accessible_description(
+        re.compile("Você entrou como maria, mas isso não vale aqui: crie um token seu em Tokens")
+    )
     creating = page.locator("#criarProduto").locator("xpath=..")
     creating.locator("details.detalhes > summary").click()  # the operation's details are folded
     creating.locator("details.experimentar > summary").click()
     creating.get_by_role("button", name="Enviar").click()
-    expect(creating.get_by_role("status")).to_have_text("Resposta: 401 Unauthorized")
+    expect(creating.get_by_role("status")).to_have_text(
+        "Resposta: 401 Não autenticado: esta operação pede um token. Os cookies desta página "
+        "não vão junto; crie um token em /tokens e cole-o acima."
+    )
     expect(creating.locator("pre.recebido")).to_contain_text(
         'www-authenticate: Bearer realm="catalogo"'
     )
     look(page, "tried-without-a-token")
     page.get_by_label("Token").fill(secret.group())
     creating.get_by_role("button", name="Enviar").click()
-    expect(creating.get_by_role("status")).to_have_text("Resposta: 201 Created")
+    expect(creating.get_by_role("status")).to_have_text("Resposta: 201 Criado")
     expect(creating.locator("pre.recebido")).to_contain_text(
         '"nome": "Caneca de cerâmica azul 300 ml"'
     )
@@ -243,13 +250,13 @@ def test_a_list_kept_by_the_worker_is_never_shown_to_the_next_person(
     page.goto(f"{staffed}/produtos")
     page.reload()
     expect(page.get_by_role("link", name="Entrar", exact=True)).to_be_visible()
-    expect(page.get_by_role("button", name="Aplicar aos selecionados")).to_have_count(0)
+    expect(page.locator("form#lote")).to_have_count(0)
     look(page, "list-kept-anonymous")
     page.get_by_role("link", name="Entrar", exact=True).click()
     sign_in(page, "maria")
     expect(page).to_have_url(f"{staffed}/produtos")
     expect(page.get_by_role("link", name="maria (admin)")).to_be_visible()
-    expect(page.get_by_role("button", name="Aplicar aos selecionados")).to_be_visible()
+    expect(page.locator("form#lote")).to_have_count(1)
     page.get_by_role("link", name="Novo produto").click()
     page.get_by_label("Nome").fill(nome)
     page.get_by_label("Preço").fill("12,50")
@@ -267,7 +274,7 @@ def test_a_list_kept_by_the_worker_is_never_shown_to_the_next_person(
     expect(page.get_by_role("link", name="Entrar", exact=True)).to_be_visible()
     expect(page.get_by_role("link", name="maria (admin)")).to_have_count(0)
     expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
-    expect(page.get_by_role("button", name="Aplicar aos selecionados")).to_have_count(0)
+    expect(page.locator("form#lote")).to_have_count(0)
 
 
 def end_sessions(database: str) -> None:
@@ -338,3 +345,32 @@ def test_an_import_asks_for_a_sign_in_and_its_pages_are_the_editors_only(
     page.goto(f"{staffed}/entrar?proximo=%2Fprodutos%2Fimportacoes")
     sign_in(page, "ana")
     expect(page.get_by_role("heading", name="Acesso negado")).to_be_visible()
+
+
+def test_an_admins_token_form_account_and_users_pages_say_what_a_clerk_needs(
+    page: Page, staffed: str, look: Look
+) -> None:
+    page.goto(f"{staffed}/entrar")
+    sign_in(page, "maria")
+    page.goto(f"{staffed}/tokens")
+    expect(page.get_by_label("Usuário", exact=True)).to_have_value("maria")  # not ana, first by name
+    page.get_by_label("Nome", exact=False).first.fill(unique("Loja"))
+    page.get_by_label("Expira em").fill("0")
+    page.get_by_role("button", name="Criar token").click()
+    expect(page.get_by_label("Expira em")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Expira em")).to_have_accessible_description(
+        re.compile("A validade é de 1 a")
+    )
+    look(page, "token-bad-expiry")
+    page.goto(f"{staffed}/conta")
+    expect(page.get_by_role("cell", name="Chrome no Linux").first).to_be_visible()
+    expect(page.get_by_text("HeadlessChrome")).to_have_count(0)
+    look(page, "account")
+    page.goto(f"{staffed}/usuarios")
+    novo = unique("joao").replace(" ", "")
+    page.get_by_label("Nome de usuário").fill(novo)
+    page.get_by_label("Senha", exact=False).first.fill(SENHA)
+    page.get_by_role("button", name="Criar usuário").click()
+    expect(page.get_by_role("status")).to_have_text(f"Usuário «{novo}» criado, com o papel editor.")
+    expect(page.get_by_role("row").filter(has_text=novo).get_by_role("combobox")).to_have_count(2)
+    look(page, "user-created")

@@ -155,7 +155,12 @@ class Token:
 
 
 class ContaInvalida(Invalid, ValueError):
-    """A name, password, role or token label we will not take; the message says why."""
+    """A name, password, role or token label we will not take; the message says why, and
+    `campo` which field of the form it is about (None: the form as a whole)."""
+
+    def __init__(self, message: str, campo: str | None = None) -> None:
+        super().__init__(message)
+        self.campo = campo
 
 
 def parse_nome(texto: str) -> str:
@@ -193,7 +198,9 @@ def parse_senha(texto: str) -> str:
 def parse_token_nome(texto: str) -> str:
     rotulo = " ".join(texto.split())
     if not rotulo or len(rotulo) > 100 or not rotulo.isprintable():
-        raise ContaInvalida("Dê ao token um nome de 1 a 100 caracteres, que diga quem o usa.")
+        raise ContaInvalida(
+            "Dê ao token um nome de 1 a 100 caracteres, que diga quem o usa.", "nome"
+        )
     return rotulo
 
 
@@ -201,10 +208,12 @@ def token_papel(dono: Usuario, pedido: str | None) -> Papel:
     """A token's role: the one asked for, never more than its user's; by default editor, or
     less (an admin's token is admin only when asked for by name)."""
     if not dono.ativo:
-        raise ContaInvalida(f"{dono.nome} está desativado: não pode receber tokens.")
+        raise ContaInvalida(f"{dono.nome} está desativado: não pode receber tokens.", "usuario")
     papel = parse_papel(pedido, TOKEN_PAPEIS) if pedido else lesser(dono.papel, "editor")
     if not allows(dono.papel, papel):
-        raise ContaInvalida(f"{dono.nome} é {dono.papel}: um token seu pode ser no máximo isso.")
+        raise ContaInvalida(
+            f"{dono.nome} é {dono.papel}: um token seu pode ser no máximo isso.", "papel"
+        )
     return papel
 
 
@@ -216,7 +225,9 @@ def parse_dias(texto: str | None) -> int | None:
     if not (texto.isascii() and texto.isdigit() and len(texto) <= 4) or not (
         1 <= int(texto) <= EXPIRA_MAXIMO
     ):
-        raise ContaInvalida(f"A validade é de 1 a {EXPIRA_MAXIMO} dias (ou vazia: nunca expira).")
+        raise ContaInvalida(
+            f"A validade é de 1 a {EXPIRA_MAXIMO} dias (ou vazia: nunca expira).", "expira"
+        )
     return int(texto)
 
 
@@ -340,3 +351,42 @@ class Throttled(TooManyTries):
             f"Muitas tentativas de entrada sem sucesso. Tente de novo em {minutes} "
             f"minuto{'s' if minutes > 1 else ''}."
         )
+
+
+# A session's browser and system, by the marks their User-Agent carries, in the order that
+# tells them apart (Edge and Opera also say Chrome; Chrome also says Safari).
+_BROWSERS = (
+    ("Edg/", "Edge"),
+    ("OPR/", "Opera"),
+    ("SamsungBrowser/", "Samsung Internet"),
+    ("Firefox/", "Firefox"),
+    ("FxiOS/", "Firefox"),
+    ("CriOS/", "Chrome"),
+    ("Chromium/", "Chromium"),
+    ("Chrome/", "Chrome"),
+    ("Version/", "Safari"),
+    ("curl/", "curl"),
+    ("python-httpx/", "um programa em Python"),
+    ("python-requests/", "um programa em Python"),
+)
+_SYSTEMS = (
+    ("iPhone", "iPhone"),
+    ("iPad", "iPad"),
+    ("Android", "Android"),
+    ("CrOS", "ChromeOS"),
+    ("Windows", "Windows"),
+    ("Mac OS X", "Mac"),
+    ("Macintosh", "Mac"),
+    ("Linux", "Linux"),
+)
+
+
+def device_said(user_agent: str | None) -> str:
+    """A session's device as a person says it ("Chrome no Linux", "Safari no iPhone"), read
+    from its User-Agent; "navegador desconhecido" when it names none we know."""
+    agent = user_agent or ""
+    browser = next((name for mark, name in _BROWSERS if mark in agent), None)
+    system = next((name for mark, name in _SYSTEMS if mark in agent), None)
+    if browser is None:
+        return f"navegador desconhecido no {system}" if system else "navegador desconhecido"
+    return f"{browser} no {system}" if system else browser

@@ -28,6 +28,7 @@ from jinja2.filters import do_urlencode
 from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
+from catalogo.domain.contas import device_said
 from catalogo.domain.precos import format_preco
 from catalogo.domain.produtos import ATRIBUTOS_HTML
 from catalogo.domain.text import format_moment
@@ -73,6 +74,7 @@ class Templates:
         )
         self.env.filters["reais"] = format_preco
         self.env.filters["quando"] = format_moment
+        self.env.filters["aparelho"] = device_said
         # Every render copies each global into its context: keep only the one pages use.
         self.env.globals.clear()
         self.env.globals["atributos"] = ATRIBUTOS_HTML

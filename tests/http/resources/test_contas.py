@@ -140,7 +140,8 @@ class TestUsuarios:
         created = admin.post("/usuarios", data={"nome": "Joana", "papel": "leitor", "senha": NOVA})
         assert created.headers["location"] == "/usuarios"
         page = admin.get("/usuarios").text
-        assert "Usuário criado." in page and "joana" in page
+        assert "Usuário «joana» criado, com o papel leitor." in page
+        assert page.count(">leitor</option>") == 1 + 1  # the new user's row, and the form's
         second_browser(admin, "joana", NOVA)
 
     @pytest.mark.parametrize(
@@ -169,9 +170,12 @@ class TestUsuarios:
             "/usuarios/edu", data={"_method": "PUT", "papel": "leitor", "ativo": "sim"}
         )
         assert demoted.headers["location"] == "/usuarios"
-        assert "Usuário alterado." in admin.get("/usuarios").text
+        assert "Usuário «edu» alterado: agora é leitor, ativo." in admin.get("/usuarios").text
         assert admin.get("/produtos/novo", headers=edu).status_code == 403
         admin.post("/usuarios/edu", data={"_method": "PUT", "papel": "leitor", "ativo": "nao"})
+        page = admin.get("/usuarios").text
+        assert "Usuário «edu» desativado: as sessões dele foram encerradas." in page
+        assert page.count('<option value="nao" selected>desativado</option>') == 1  # shown once
         assert admin.get("/produtos/novo", headers=edu).headers["location"].startswith("/entrar")
 
     def test_an_admin_cannot_demote_themselves_nor_change_a_user_who_is_not_there(
@@ -247,3 +251,37 @@ class TestTokens:
     ) -> None:
         token = add_token(database, add_user(database, "maria", "admin"))
         assert client.get("/tokens", headers={**JSON, **bearer(token)}).status_code == 403
+
+
+class TestTheTokensForm:
+    def test_a_new_token_is_for_the_admin_signed_in_unless_another_is_chosen(
+        self, admin: TestClient, database: str
+    ) -> None:
+        add_user(database, "ana", "editor")  # first alphabetically
+        page = admin.get("/tokens").text
+        assert '<option value="maria" selected>maria (admin)</option>' in page
+        assert '<option value="ana">' in page
+
+    def test_a_bad_expiry_is_marked_on_its_field(self, admin: TestClient) -> None:
+        refused = admin.post(
+            "/tokens", data={"nome": "loja", "usuario": "maria", "papel": "editor", "expira": "0"}
+        )
+        assert refused.status_code == 422
+        assert 'id="token-expira" aria-invalid="true" aria-describedby="token-erro"' in refused.text
+        assert '<h2 id="token-erro">A validade é de 1 a' in refused.text
+
+
+def test_a_session_is_shown_by_its_browser_and_system_not_its_user_agent(
+    admin: TestClient, database: str
+) -> None:
+    chrome = (
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "HeadlessChrome/131.0.0.0 Safari/537.36"
+    )
+    admin.cookies.clear()
+    signed = admin.post(
+        "/entrar", data={"nome": "maria", "senha": SENHA}, headers={"user-agent": chrome}
+    )
+    assert signed.status_code == 303
+    page = admin.get("/conta").text
+    assert '<td class="nome">Chrome no Linux</td>' in page and "HeadlessChrome" not in page

@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.http import templating
+from catalogo.http.identity import visitor
 from catalogo.http.negotiation import HTML, JSON, VARY
 from catalogo.http.openapi import Description, Document
 from catalogo.http.resources import Resource, negotiate
@@ -40,6 +41,7 @@ class DocsResource(Resource):
             headers={"Cache-Control": "no-cache", **VARY},
             grupos=document.groups,
             endereco=_address(request),
+            quem=visitor(request),
         )
 
 

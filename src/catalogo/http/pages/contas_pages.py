@@ -56,10 +56,14 @@ async def tokens_page(
     status_code: int = 200,
     novo: int | None = None,
     segredo: str | None = None,
+    campo: str | None = None,
 ) -> Response:
-    """The tokens; `novo` the id of the one just made, whose `segredo` is shown."""
+    """The tokens; `novo` the id of the one just made, whose `segredo` is shown; `campo` the
+    field `erro` is about. A new token is for the admin signed in unless another is chosen."""
     storage = shared_of(request).storage
     tokens = await storage.tokens()
+    who = visitor(request)
+    me = who.nome if who is not None and who.nome else ""
     return _page(
         request,
         "contas/tokens.html",
@@ -67,9 +71,10 @@ async def tokens_page(
         bool(erro or segredo),
         tokens=tokens,
         usuarios=await storage.users(),
-        valores={"nome": "", "usuario": "", "papel": "editor", "expira": "", **(valores or {})},
+        valores={"nome": "", "usuario": me, "papel": "editor", "expira": "", **(valores or {})},
         agora=time.time(),
         erro=erro,
+        campo_com_erro=campo,
         novo=next((token for token in tokens if token.id == novo), None),
         segredo=segredo,
     )

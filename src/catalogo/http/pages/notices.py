@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain import lotes
+from catalogo.domain.contas import PAPEIS, ContaInvalida, parse_nome
 from catalogo.domain.produtos import CAMPOS, ROTULOS, Produto, parse_id
 from catalogo.http import templating
 from catalogo.http.fast import Prepared, raw, write_cookie
@@ -244,4 +245,24 @@ def back_to_account_page(request: Request, path: str, kind: str) -> Response:
 
 def account_notice(request: Request) -> str | None:
     kind, _, notice = left(request).partition(":")
-    return _ACCOUNT_NOTICES.get(notice) if kind == "conta" else None
+    if kind != "conta":
+        return None
+    notice, _, about = notice.partition(":")
+    nome, _, rest = about.partition(":")
+    papel, _, ativo = rest.partition(":")
+    if papel in PAPEIS and _user_name(nome):  # who, and what they are now
+        if notice == "criado":
+            return f"Usuário «{nome}» criado, com o papel {papel}."
+        if notice == "alterado" and ativo in ("sim", "nao"):
+            if ativo == "nao":
+                return f"Usuário «{nome}» desativado: as sessões dele foram encerradas."
+            return f"Usuário «{nome}» alterado: agora é {papel}, ativo."
+    return _ACCOUNT_NOTICES.get(notice)
+
+
+
+def _user_name(nome: str) -> bool:
+    try:
+        return parse_nome(nome) == nome
+    except ContaInvalida:
+        return False

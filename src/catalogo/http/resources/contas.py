@@ -226,7 +226,7 @@ class UsuariosResource(Resource):
         form = await read_form(request, ("nome", "papel", "senha"))
         shared = shared_of(request)
         try:
-            await create_user(
+            made = await create_user(
                 shared.storage,
                 shared.passwords,
                 form.get("nome", ""),
@@ -237,7 +237,8 @@ class UsuariosResource(Resource):
             return await users_page(request, str(refused), form, 422)
         except UserExists as taken:
             return await users_page(request, taken.message, form, 422)
-        return notices.back_to_account_page(request, "/usuarios", "criado")
+        said = f"criado:{made.nome}:{made.papel}"
+        return notices.back_to_account_page(request, "/usuarios", said)
 
 
 class UsuarioResource(Resource):
@@ -262,8 +263,11 @@ class UsuarioResource(Resource):
             raise BadRequest(str(refused)) from None
         if form.get("ativo") not in ("sim", "nao"):
             raise BadRequest("«ativo» deve ser sim ou nao.")
-        await change_role(shared_of(request).storage, nome, papel, form["ativo"] == "sim")
-        return notices.back_to_account_page(request, "/usuarios", "alterado")
+        changed = await change_role(
+            shared_of(request).storage, nome, papel, form["ativo"] == "sim"
+        )
+        said = f"alterado:{changed.nome}:{changed.papel}:{'sim' if changed.ativo else 'nao'}"
+        return notices.back_to_account_page(request, "/usuarios", said)
 
 
 class TokensResource(Resource):
@@ -299,10 +303,14 @@ class TokensResource(Resource):
                 form.get("expira", "").strip(),
             )
         except ContaInvalida as refused:
-            return await tokens_page(request, erro=str(refused), valores=form, status_code=422)
+            return await tokens_page(
+                request, erro=str(refused), valores=form, status_code=422, campo=refused.campo
+            )
         except UnknownUser:
             refusal = "Escolha um usuário da lista."
-            return await tokens_page(request, erro=refusal, valores=form, status_code=422)
+            return await tokens_page(
+                request, erro=refusal, valores=form, status_code=422, campo="usuario"
+            )
         response = Response(status_code=303, headers={"Location": "/tokens"})
         https = shared_of(request).access.over_https(request)
         _set_new_token(response, https, f"{token.id}.{secret}", 60)

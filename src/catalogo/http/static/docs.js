@@ -66,7 +66,12 @@ async function tryOperation(form) {
   try {
     const response = await fetch(url, init);
     const text = await response.text();
-    status.textContent = `Resposta: ${response.status} ${response.statusText}`;
+    status.textContent = `Resposta: ${response.status} ${STATUS[response.status] || ""}`.trim();
+    if (response.status === 401) {
+      status.textContent += token
+        ? ": o token não vale (revogado, expirado ou digitado errado)."
+        : ": esta operação pede um token. Os cookies desta página não vão junto; crie um token em /tokens e cole-o acima.";
+    }
     const lines = [...response.headers].map(([name, value]) => `${name}: ${value}`);
     received.textContent = lines.join("\n") + (text ? `\n\n${pretty(text, response)}` : "");
     received.hidden = false;
@@ -75,6 +80,16 @@ async function tryOperation(form) {
     status.textContent = `Não foi enviado: ${error.message}`;
   }
 }
+
+// Each status as the page says it: the server's reason phrase is English (and HTTP/2 has none).
+const STATUS = {
+  200: "OK", 201: "Criado", 202: "Aceito", 204: "Sem conteúdo", 303: "Veja outro endereço",
+  304: "Não modificado", 400: "Requisição inválida", 401: "Não autenticado", 403: "Proibido",
+  404: "Não encontrado", 405: "Método não permitido", 406: "Formato não disponível",
+  409: "Conflito", 410: "Não existe mais", 412: "Pré-condição falhou", 413: "Grande demais",
+  415: "Tipo de conteúdo não aceito", 422: "Dados inválidos", 428: "Pré-condição exigida",
+  429: "Requisições demais", 500: "Erro interno", 503: "Indisponível no momento",
+};
 
 function pretty(text, response) {
   if (!/json/.test(response.headers.get("Content-Type") || "")) return text;
