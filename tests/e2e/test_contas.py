@@ -160,7 +160,13 @@ def test_an_admin_subscribes_a_webhook_sees_its_secret_once_and_removes_it(
     expect(page.get_by_text(secret)).to_have_count(0)
     row = page.get_by_role("row").filter(has_text=url)
     expect(row).to_contain_text("criado, alterado, removido")
-    row.get_by_role("button", name=re.compile("^Remover")).click()
+    assert not page.evaluate("() => document.documentElement.scrollWidth > innerWidth")
+    row.get_by_role("link", name=url).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(re.compile(r"^Webhook nº \d+$"))
+    expect(page.get_by_text("Nenhuma entrega ainda")).to_be_visible()
+    look(page, "webhook-page")
+    page.get_by_text("Remover este webhook…").click()  # asked twice: the fold, then its button
+    page.get_by_role("button", name=re.compile("^Remover o webhook nº")).click()
     expect(page.get_by_role("status")).to_have_text(
         "Webhook removido: ele não recebe mais eventos."
     )
@@ -353,7 +359,8 @@ def test_an_admins_token_form_account_and_users_pages_say_what_a_clerk_needs(
     page.goto(f"{staffed}/entrar")
     sign_in(page, "maria")
     page.goto(f"{staffed}/tokens")
-    expect(page.get_by_label("Usuário", exact=True)).to_have_value("maria")  # not ana, first by name
+    # the admin signed in, not ana, the first by name
+    expect(page.get_by_label("Usuário", exact=True)).to_have_value("maria")
     page.get_by_label("Nome", exact=False).first.fill(unique("Loja"))
     page.get_by_label("Expira em").fill("0")
     page.get_by_role("button", name="Criar token").click()

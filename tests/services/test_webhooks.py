@@ -159,7 +159,35 @@ def test_a_receiver_that_never_answers_2xx_is_switched_off_saying_why(
     shown = admin.get(f"/webhooks/{id}").json()
     assert len(receiver.got) == 4 and "4 falhas seguidas" in shown["motivo"]
     page = admin.get("/webhooks", headers={"Accept": "text/html"}).text
-    assert "desligado" in page and "4 falhas seguidas" in page
+    assert "<strong>desligado</strong>" in page
+    page = admin.get(f"/webhooks/{id}", headers={"Accept": "text/html"}).text
+    assert "4 falhas seguidas" in page and page.count("o receptor respondeu 500") == 4
+
+
+def test_a_subscriptions_page_lists_its_latest_deliveries_and_says_failures_in_words(
+    admin: TestClient, receivers: Callable[..., Receiver]
+) -> None:
+    receiver = receivers([503])
+    id = subscribe(admin, receiver)
+    create(admin, "Caneca")
+    eventually(lambda: len(receiver.got) == 2, seconds=15)
+    page = admin.get(f"/webhooks/{id}", headers={"Accept": "text/html"}).text
+    assert "<h1>Webhook nº" in page and "entregue: 200" in page
+    assert "<strong>recusado</strong>: o receptor respondeu 503" in page
+    assert page.index("entregue: 200") < page.index("respondeu 503")  # the newest first
+    nobody = f"http://127.0.0.1:{free_port()}/eventos"
+    made = admin.post("/webhooks", json={"url": nobody, "eventos": ["criado"]})
+    gone = made.json()["id"]
+    create(admin, "Copo")
+    eventually(
+        lambda: (
+            "não conectou" in admin.get(f"/webhooks/{gone}", headers={"Accept": "text/html"}).text
+        ),
+        seconds=15,
+    )
+    page = admin.get(f"/webhooks/{gone}", headers={"Accept": "text/html"}).text
+    assert "ConnectError" not in page and "All connection attempts" not in page
+    assert admin.delete(f"/webhooks/{gone}").status_code == 204
 
 
 def test_a_410_switches_the_subscription_off_at_once_and_replaying_switches_it_on(

@@ -32,6 +32,7 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
     assert db.tables() == [
         "alembic_version",
         *(["busca_pendente"] if db.backend == "sqlite" else []),
+        "entregas",
         "eventos",
         "idempotency_keys",
         "importacao_linhas",
@@ -44,7 +45,7 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
         "usuarios",
         "webhooks",
     ]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0016",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0017",)]
     db.close()
 
 
@@ -220,7 +221,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0016",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0017",)]
     db.close()
 
 

@@ -34,6 +34,20 @@ URL_MAXIMUM = 2000
 # past the last disables the subscription. Each wait is drawn between 80% and 100% of this.
 SCHEDULE_S = (5, 25, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200, 43200, 43200, 43200, 43200)
 ANSWER_KEPT = 1024  # bytes of a receiver's answer kept, to show on /webhooks
+DELIVERIES_KEPT = 100  # each subscription's latest attempts, for its page
+
+
+@dataclass(frozen=True)
+class Entrega:
+    """One attempt to deliver an event to a subscription: when, which event, what came of it
+    (the receiver's status and the start of its answer, or why none came, in words)."""
+
+    webhook_id: int
+    evento_id: int | None
+    em: float
+    status: int | None
+    resposta: str
+    entregue: bool
 
 
 class UnknownWebhook(NotFound):

@@ -29,18 +29,19 @@ import logging
 import os
 import secrets
 import socket
+import ssl
 import time
 import urllib.parse
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from catalogo.domain import historico, webhooks
 from catalogo.domain.errors import CatalogoError, StorageUnavailable
 from catalogo.domain.historico import Evento
 from catalogo.domain.keyring import Keyring, Unopenable
 from catalogo.domain.produtos import representation
-from catalogo.domain.webhooks import Address, Network, Webhook
+from catalogo.domain.webhooks import Address, Entrega, Network, Webhook
 from catalogo.storage import Storage
 
 if TYPE_CHECKING:
@@ -172,6 +173,16 @@ class Deliverer:
                         continue
                     outcome = await self.send(webhook, evento)
                     now = self._clock()
+                    await self._storage.record_delivery(
+                        Entrega(
+                            webhook.id,
+                            evento.id,
+                            now,
+                            outcome.status,
+                            outcome.answer,
+                            outcome.delivered,
+                        )
+                    )
                     if not outcome.delivered:
                         failures += 1
                         await self._failed(webhook, outcome, failures, failing_since or now, now)
@@ -263,7 +274,7 @@ class Deliverer:
         except TimeoutError:
             return Outcome(None, f"sem resposta em {TIMEOUT_S:.0f} s")
         except (httpx.HTTPError, OSError) as error:
-            return Outcome(None, f"{type(error).__name__}: {error}"[: webhooks.ANSWER_KEPT])
+            return Outcome(None, _failure_said(error, httpx))
         return Outcome(response.status_code, answer)
 
     async def _pinned(self, url: str) -> tuple[str, dict[str, str], str]:
@@ -289,7 +300,9 @@ async def checked_addresses(url: str, allowed: Collection[Network]) -> list[Addr
             name, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
         )
     except OSError as error:
-        raise AddressRefused(f"o nome {name} não resolve ({error.strerror or error})") from None
+        if getattr(error, "errno", None) == socket.EAI_AGAIN:
+            raise AddressRefused(f"o DNS não respondeu sobre o nome {name} agora") from None
+        raise AddressRefused(f"o nome {name} não existe no DNS") from None
     addresses = [ipaddress.ip_address(info[4][0]) for info in found]
     if not addresses:
         raise AddressRefused(f"o nome {name} não resolve para nenhum endereço")
@@ -375,3 +388,24 @@ async def reseal_secrets(storage: Storage, keyring: Keyring) -> tuple[int, list[
         ):
             sealed += 1
     return sealed, unopenable
+
+
+def _failure_said(error: Exception, httpx: Any) -> str:
+    """Why a delivery got no answer, in the page's words: httpx's and the system's are
+    English, and name a class a shop's admin has no use for."""
+    causes = [error, error.__cause__, error.__context__]
+    if any(isinstance(cause, ssl.SSLCertVerificationError) for cause in causes):
+        return (
+            "o certificado TLS do receptor não foi aceito (vencido, de outro nome ou não confiável)"
+        )
+    if any(isinstance(cause, ssl.SSLError) for cause in causes):
+        return "a conexão segura (TLS) com o receptor falhou"
+    if isinstance(error, httpx.TimeoutException):
+        return f"sem resposta em {TIMEOUT_S:.0f} s"
+    if isinstance(error, httpx.ConnectError | ConnectionRefusedError):
+        return "não conectou: o endereço recusou a conexão ou não respondeu"
+    if isinstance(error, httpx.RemoteProtocolError):
+        return "o receptor fechou a conexão sem responder em HTTP"
+    if isinstance(error, httpx.ReadError | httpx.WriteError | ConnectionError):
+        return "a conexão caiu durante a entrega"
+    return "a entrega falhou por um erro de rede"

@@ -3,7 +3,7 @@ delivery stands. The events they deliver are the history's (`HistoryStore.events
 
 from typing import Protocol
 
-from catalogo.domain.webhooks import Webhook
+from catalogo.domain.webhooks import Entrega, Webhook
 
 
 class WebhookStore(Protocol):
@@ -17,7 +17,17 @@ class WebhookStore(Protocol):
 
     async def webhook(self, id: int) -> Webhook | None: ...
 
-    async def delete_webhook(self, id: int) -> bool: ...
+    async def delete_webhook(self, id: int) -> bool:
+        """Its deliveries' record goes with it."""
+        ...
+
+    async def record_delivery(self, entrega: Entrega) -> None:
+        """An attempt, kept among its subscription's latest DELIVERIES_KEPT."""
+        ...
+
+    async def deliveries(self, webhook_id: int, limit: int) -> list[Entrega]:
+        """A subscription's latest attempts, the newest first."""
+        ...
 
     async def reseal_webhook(self, id: int, stored: str, sealed: str) -> bool:
         """Its secret kept as `sealed` if it is still kept as `stored` (False: it was not, or

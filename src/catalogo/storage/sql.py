@@ -203,6 +203,20 @@ CREATE_WEBHOOK = (
 WEBHOOKS = f"SELECT {WEBHOOK_COLUMNS} FROM webhooks ORDER BY id"
 WEBHOOK = f"SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?"
 DELETE_WEBHOOK = "DELETE FROM webhooks WHERE id = ? RETURNING id"
+DELETE_DELIVERIES = "DELETE FROM entregas WHERE webhook_id = ?"
+RECORD_DELIVERY = (
+    "INSERT INTO entregas (webhook_id, evento_id, em, status, resposta, entregue) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+# Only each subscription's latest webhooks.DELIVERIES_KEPT attempts are kept.
+PRUNE_DELIVERIES = (
+    "DELETE FROM entregas WHERE webhook_id = ? AND id < (SELECT min(id) FROM (SELECT id FROM "
+    "entregas WHERE webhook_id = ? ORDER BY id DESC LIMIT ?) AS recentes)"
+)
+DELIVERIES = (
+    "SELECT webhook_id, evento_id, em, status, resposta, entregue FROM entregas "
+    "WHERE webhook_id = ? ORDER BY id DESC LIMIT ?"
+)
 RESEAL_WEBHOOK = "UPDATE webhooks SET segredo = ? WHERE id = ? AND segredo = ? RETURNING id"
 # From the event after `ultimo_evento` again, on again, its failures forgotten; a delivery under
 # way loses its lease, so that what it was sending does not move the subscription on.

@@ -54,7 +54,7 @@ class TestInJson:
             ("http://[::ffff:0:7f00:1]/", "é de loopback"),
             ("http://[fec0::1]/", "site-local"),
             ("ftp://example.com/", "http:// ou https://"),
-            ("http://no-such-name.invalid/", "não resolve"),
+            ("http://no-such-name.invalid/", "não existe no DNS"),
         ],
     )
     def test_a_url_deliveries_may_not_reach_is_refused_and_nothing_is_made(

@@ -260,7 +260,6 @@ def account_notice(request: Request) -> str | None:
     return _ACCOUNT_NOTICES.get(notice)
 
 
-
 def _user_name(nome: str) -> bool:
     try:
         return parse_nome(nome) == nome

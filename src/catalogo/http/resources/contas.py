@@ -263,9 +263,7 @@ class UsuarioResource(Resource):
             raise BadRequest(str(refused)) from None
         if form.get("ativo") not in ("sim", "nao"):
             raise BadRequest("«ativo» deve ser sim ou nao.")
-        changed = await change_role(
-            shared_of(request).storage, nome, papel, form["ativo"] == "sim"
-        )
+        changed = await change_role(shared_of(request).storage, nome, papel, form["ativo"] == "sim")
         said = f"alterado:{changed.nome}:{changed.papel}:{'sim' if changed.ativo else 'nao'}"
         return notices.back_to_account_page(request, "/usuarios", said)
 

@@ -35,6 +35,7 @@ INVALID_SUBSCRIPTION = "O webhook não foi criado assim: `errors` diz o que há 
 _ADMIN = {method: Need.ADMIN for method in ("GET", "HEAD", "POST", "DELETE", "OPTIONS")}
 _PRIVATE = {"Cache-Control": "no-store", **VARY}
 JUST_MADE_COOKIE = "webhook_novo"
+DELIVERIES_SHOWN = 50
 
 
 def representation(webhook: Webhook, segredo: bool = False) -> dict[str, Any]:
@@ -116,14 +117,17 @@ class WebhooksResource(Resource):
 
 
 class WebhookResource(Resource):
-    """/webhooks/{id}: one subscription (GET, in JSON), and its end (DELETE)."""
+    """/webhooks/{id}: one subscription (GET: a page with its latest deliveries, or JSON), and
+    its end (DELETE)."""
 
     needs = _ADMIN
 
     async def get(self, request: Request) -> Response:
-        negotiate(request, (JSON,))
+        media = negotiate(request)
         found = await subscription(shared_of(request).storage, request.path_params["id"])
-        return json_response(representation(found), headers=_PRIVATE)
+        if media == JSON:
+            return json_response(representation(found), headers=_PRIVATE)
+        return await _subscription_page(request, found)
 
     async def delete(self, request: Request) -> Response:
         media = negotiate(request)
@@ -150,10 +154,12 @@ class ReenvioResource(Resource):
             message = "Informe em `desde` o número do evento de onde reenviar (1 ou mais)."
             if media == JSON:
                 return _invalid(request, {"desde": message})
-            return await _page(request, erros={"desde": message})
+            found = await subscription(shared_of(request).storage, request.path_params["id"])
+            return await _subscription_page(request, found, {"desde": message}, desde or "")
         replayed = await replay(shared_of(request).storage, request.path_params["id"], first)
         if media == HTML:
-            return notices.back_to_account_page(request, "/webhooks", "webhook-reenviado")
+            path = f"/webhooks/{replayed.id}"
+            return notices.back_to_account_page(request, path, "webhook-reenviado")
         return json_response(representation(replayed), headers=_PRIVATE)
 
 
@@ -172,6 +178,27 @@ def _just_made(response: Response, request: Request, value: str, lifetime: int) 
         path="/webhooks",
         same_site="Strict",
     )
+
+
+async def _subscription_page(
+    request: Request, webhook: Webhook, erros: dict[str, str] | None = None, desde: str = ""
+) -> Response:
+    """A subscription's page: where its delivery stands, its latest attempts, resending from
+    an event, and its removal (asked twice: a fold opened, then a button)."""
+    storage = shared_of(request).storage
+    aviso = None if erros else notices.account_notice(request)
+    response = templating.load().render(
+        "webhook.html",
+        422 if erros else 200,
+        _PRIVATE,
+        quem=visitor(request),
+        aviso=aviso,
+        webhook=webhook,
+        entregas=await storage.deliveries(webhook.id, DELIVERIES_SHOWN),
+        erros=erros or {},
+        desde=desde or str(webhook.ultimo_evento + 1),
+    )
+    return notices.shown(request, response, aviso)
 
 
 async def _page(

@@ -4,7 +4,7 @@ locked, so that two instances never both hold one."""
 
 from typing import Any
 
-from catalogo.domain.webhooks import Webhook
+from catalogo.domain.webhooks import DELIVERIES_KEPT, Entrega, Webhook
 from catalogo.storage import sql
 from catalogo.storage.postgres.pool import Connection, PostgresPool
 from catalogo.storage.sql import numbered
@@ -13,6 +13,10 @@ _CREATE = numbered(sql.CREATE_WEBHOOK)
 _WEBHOOKS = numbered(sql.WEBHOOKS)
 _WEBHOOK = numbered(sql.WEBHOOK)
 _DELETE = numbered(sql.DELETE_WEBHOOK)
+_DELETE_DELIVERIES = numbered(sql.DELETE_DELIVERIES)
+_RECORD_DELIVERY = numbered(sql.RECORD_DELIVERY)
+_PRUNE_DELIVERIES = numbered(sql.PRUNE_DELIVERIES)
+_DELIVERIES = numbered(sql.DELIVERIES)
 _REPLAY = numbered(sql.REPLAY_WEBHOOK)
 _RESEAL = numbered(sql.RESEAL_WEBHOOK)
 _ANY_DUE = numbered(sql.ANY_WEBHOOK_DUE)
@@ -42,7 +46,25 @@ class PostgresWebhooks(PostgresPool):
         return sql.webhook_of(rows[0]) if rows else None
 
     async def delete_webhook(self, id: int) -> bool:
-        return bool(await self._changed(_DELETE, id))
+        async def delete(connection: Connection) -> bool:
+            await connection.execute(_DELETE_DELIVERIES, id)
+            return bool(await connection.fetch(_DELETE, id))
+
+        return await self._change(delete)
+
+    async def record_delivery(self, entrega: Entrega) -> None:
+        e = entrega
+
+        async def record(connection: Connection) -> None:
+            row = (e.webhook_id, e.evento_id, e.em, e.status, e.resposta, e.entregue)
+            await connection.execute(_RECORD_DELIVERY, *row)
+            await connection.execute(_PRUNE_DELIVERIES, e.webhook_id, e.webhook_id, DELIVERIES_KEPT)
+
+        await self._change(record)
+
+    async def deliveries(self, webhook_id: int, limit: int) -> list[Entrega]:
+        rows = await self._fetch(_DELIVERIES, webhook_id, limit)
+        return [Entrega(*row) for row in rows]
 
     async def reseal_webhook(self, id: int, stored: str, sealed: str) -> bool:
         return bool(await self._changed(_RESEAL, sealed, id, stored))

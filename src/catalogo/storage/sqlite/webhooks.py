@@ -1,10 +1,14 @@
 """Webhooks in the SQLite file (sql.py's statements): reads inline, writes on the writer
 thread, which is also what makes a claim one instance's at a time."""
 
-from typing import TYPE_CHECKING, Any
+import sqlite3
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from catalogo.domain.webhooks import Webhook
+from catalogo.domain.webhooks import DELIVERIES_KEPT, Entrega, Webhook
 from catalogo.storage import sql
+
+T = TypeVar("T")
 
 _CLAIM = (
     "UPDATE webhooks SET dono = ?, posse_ate = ? WHERE id = "
@@ -22,6 +26,8 @@ class SQLiteWebhooks:
 
         async def _write(self, sql: str, params: tuple[Any, ...]) -> list[Any]: ...
 
+        async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
+
     async def create_webhook(
         self, url: str, eventos: tuple[str, ...], segredo: str, criado_por: str | None, now: float
     ) -> Webhook:
@@ -36,7 +42,25 @@ class SQLiteWebhooks:
         return sql.webhook_of(rows[0]) if rows else None
 
     async def delete_webhook(self, id: int) -> bool:
-        return bool(await self._write(sql.DELETE_WEBHOOK, (id,)))
+        def run(connection: sqlite3.Connection) -> bool:
+            connection.execute(sql.DELETE_DELIVERIES, (id,))
+            return bool(connection.execute(sql.DELETE_WEBHOOK, (id,)).fetchall())
+
+        return await self._submit(run)
+
+    async def record_delivery(self, entrega: Entrega) -> None:
+        def run(connection: sqlite3.Connection) -> None:
+            connection.execute(sql.RECORD_DELIVERY, _delivery_row(entrega))
+            kept = (entrega.webhook_id, entrega.webhook_id, DELIVERIES_KEPT)
+            connection.execute(sql.PRUNE_DELIVERIES, kept)
+
+        await self._submit(run)
+
+    async def deliveries(self, webhook_id: int, limit: int) -> list[Entrega]:
+        rows = self._read(sql.DELIVERIES, (webhook_id, limit))
+        return [
+            Entrega(w, e, em, status, resposta, bool(ok)) for w, e, em, status, resposta, ok in rows
+        ]
 
     async def reseal_webhook(self, id: int, stored: str, sealed: str) -> bool:
         return bool(await self._write(sql.RESEAL_WEBHOOK, (sealed, id, stored)))
@@ -77,3 +101,8 @@ class SQLiteWebhooks:
 
     async def webhook_backlog(self) -> dict[int, float | None]:
         return dict(self._read(sql.WEBHOOK_BACKLOG))
+
+
+def _delivery_row(entrega: Entrega) -> tuple[Any, ...]:
+    e = entrega
+    return (e.webhook_id, e.evento_id, e.em, e.status, e.resposta, e.entregue)
