@@ -171,7 +171,7 @@ class Paging:
     def at(self, path: str) -> str:
         """This page of the list at `path`."""
         for name, value in self.cursor.items():
-            return f"{path}?{name}={value}"
+            return f"{path}{'&' if '?' in path else '?'}{name}={value}"
         return path
 
     @property

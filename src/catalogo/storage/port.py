@@ -148,8 +148,9 @@ class HistoryStore(Protocol):
         """When and by whom a removed product was removed; None if it is not removed."""
         ...
 
-    async def trash(self, cursor: Cursor[int]) -> Page[Removal, int]:
-        """Removed products, the latest removal first."""
+    async def trash(self, cursor: Cursor[int], terms: tuple[str, ...] = ()) -> Page[Removal, int]:
+        """Removed products, the latest removal first; with `terms` (busca.terms), those whose
+        name, description or code holds every one."""
         ...
 
     async def purge(self, removed_before: float) -> int:

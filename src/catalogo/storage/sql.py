@@ -49,6 +49,22 @@ def trash(preco: str) -> paging.KeyedList:
     )
 
 
+def narrowed(listed: paging.KeyedList, terms: tuple[str, ...]) -> paging.KeyedList:
+    """The trash (`trash`) narrowed to the products whose folded text (`busca`: name,
+    description and code) holds every term, each a LIKE with its %, _ and \\ escaped."""
+    if not terms:
+        return listed
+    like = " AND {}busca LIKE ? ESCAPE '\\'" * len(terms)
+    patterns = tuple(
+        "%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for t in terms
+    )
+    return listed._replace(
+        rows=listed.rows + like.replace("{}", "p."),
+        every=listed.every + like.replace("{}", ""),
+        params=patterns,
+    )
+
+
 def numbered(sql: str) -> str:
     """SQL written with `?` placeholders, in PostgreSQL's `$1`, `$2`…"""
     parts = sql.split("?")

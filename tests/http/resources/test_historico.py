@@ -435,6 +435,44 @@ class TestTheTrash:
         assert page.text.count("por maria") == 3
         assert "<title>Removidos · Catálogo</title>" in page.text
 
+    def test_is_searched_by_name_description_or_code_and_pages_within_the_search(
+        self, client: TestClient
+    ) -> None:
+        made = {
+            nome: int(
+                str(create_via_json(client, {**CANECA, "nome": nome, "codigo": codigo})["id"])
+            )
+            for nome, codigo in (
+                ("Caneca azul", "CN-1"),
+                ("Caneca verde", "CN-2"),
+                ("Prato fundo", "PR-1"),
+                ("Caneca rosa", "CN-3"),
+                ("Caneca lilás", "CN-4"),
+                ("Pires 50%_off", None),
+            )
+        }
+        for id in made.values():
+            client.delete(f"/produtos/{id}")
+        found = client.get("/produtos/removidos?q=caneca", headers=JSON).json()
+        assert [r["produto"]["nome"] for r in found["removidos"]] == [
+            "Caneca lilás",
+            "Caneca rosa",
+            "Caneca verde",
+        ]
+        assert found["links"] == {
+            "next": f"/produtos/removidos?q=caneca&depois={made['Caneca verde']}"
+        }
+        rest = client.get(found["links"]["next"], headers=JSON).json()
+        assert [r["produto"]["nome"] for r in rest["removidos"]] == ["Caneca azul"]
+        by_code = client.get("/produtos/removidos?q=pr-1", headers=JSON).json()
+        assert [r["produto"]["nome"] for r in by_code["removidos"]] == ["Prato fundo"]
+        literal = client.get("/produtos/removidos?q=50%25_", headers=JSON).json()  # as typed
+        assert [r["produto"]["nome"] for r in literal["removidos"]] == ["Pires 50%_off"]
+        assert client.get("/produtos/removidos?q=5_%25", headers=JSON).json()["removidos"] == []
+        page = client.get("/produtos/removidos?q=xicara").text
+        assert "Nenhum removido com «xicara»" in page and 'value="xicara"' in page
+        assert '<td class="codigo">CN-3</td>' in client.get("/produtos/removidos?q=rosa").text
+
     def test_pages_by_product_and_restores_back_to_the_page_it_came_from(
         self, client: TestClient, db: Database
     ) -> None:

@@ -80,11 +80,13 @@ def trash_page(
     paging: Paging,
     days: int,
     headers: dict[str, str],
+    q: str = "",
 ) -> Response:
     return with_notice(
         request,
         "produtos/removidos.html",
         headers,
+        q=q,
         pagina=page,
         links=links,
         primeira_pagina=paging.first,

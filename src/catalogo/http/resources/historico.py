@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from catalogo.domain import historico
+from catalogo.domain.busca import terms
 from catalogo.domain.errors import BadRequest, NothingToRestore, ProductNotFound
 from catalogo.domain.produtos import parse_id, representation
 from catalogo.domain.text import as_datetime
@@ -88,11 +89,13 @@ class RemovidosResource(Resource):
     async def get(self, request: Request) -> Response:
         media = negotiate(request)
         paging = Paging.parse(request.query_params)
+        q = request.query_params.get("q", "").strip()[:200]
         shared = shared_of(request)
         page = await shared.storage.trash(
-            Cursor(shared.settings.page_size, paging.after, paging.before)
+            Cursor(shared.settings.page_size, paging.after, paging.before), terms(q)
         )
-        links = page_links(TRASH_PATH, page)
+        here = f"{TRASH_PATH}?{urllib.parse.urlencode({'q': q})}" if q else TRASH_PATH
+        links = page_links(here, page)
         headers = {**_NO_STORE, **link_header(links)}
         if media == JSON:
             removidos = [
@@ -107,7 +110,7 @@ class RemovidosResource(Resource):
             body = {"removidos": removidos, "links": links, "cursores": page_cursors(page)}
             return json_response(body, headers=headers)
         days = shared.settings.trash_days
-        return trash_page(request, page, links, paging, days, headers)
+        return trash_page(request, page, links, paging, days, headers, q)
 
 
 class RestauracaoResource(Resource):

@@ -47,8 +47,11 @@ class PostgresHistory(PostgresPool):
         rows = await self._fetch(f"{_REMOVED} AND p.id = $1", id)
         return _removal(rows[0]) if rows else None
 
-    async def trash(self, cursor: paging.Cursor[int]) -> paging.Page[storage.Removal, int]:
-        return await self._keyed(_TRASH, cursor, lambda row: (_removal(row), row[0]))
+    async def trash(
+        self, cursor: paging.Cursor[int], terms: tuple[str, ...] = ()
+    ) -> paging.Page[storage.Removal, int]:
+        listed = sql.narrowed(_TRASH, terms)
+        return await self._keyed(listed, cursor, lambda row: (_removal(row), row[0]))
 
     async def _keyed(
         self,

@@ -56,8 +56,11 @@ class SQLiteHistory:
         rows = self._read(f"{_REMOVED} AND p.id = ?", (id,))
         return _removal(rows[0]) if rows else None
 
-    async def trash(self, cursor: paging.Cursor[int]) -> paging.Page[storage.Removal, int]:
-        return self._keyed(_TRASH, cursor, lambda row: (_removal(row), row[0]))
+    async def trash(
+        self, cursor: paging.Cursor[int], terms: tuple[str, ...] = ()
+    ) -> paging.Page[storage.Removal, int]:
+        listed = sql.narrowed(_TRASH, terms)
+        return self._keyed(listed, cursor, lambda row: (_removal(row), row[0]))
 
     def _keyed(
         self,
