@@ -110,3 +110,46 @@ def test_without_javascript_an_import_goes_in_and_is_undone_alike(
     plain.get_by_role("button", name="Desfazer importação").click()
     expect(plain.get_by_role("status")).to_contain_text("Importação desfeita")
     plain.context.close()
+
+
+def test_import_undo_fix_the_sheet_and_import_again_brings_the_products_back(
+    page: Page, look: Look, tmp_path: Path, size: str
+) -> None:
+    code = unique(f"LOOP-{size}").replace(" ", "-")
+    nome = unique("Garrafa térmica")
+    page.goto("/produtos/importacoes")
+    send(page, sheet(tmp_path, "erro.csv", "codigo;nome;preco", f"{code};{nome};129,90"))
+    page.get_by_role("button", name="Confirmar importação").click()
+    expect(page.get_by_role("status")).to_contain_text("Importação aplicada: 1 produto novo")
+    page.get_by_role("button", name="Desfazer importação").click()
+    expect(page.get_by_role("status")).to_contain_text("Importação desfeita")
+    page.goto(f"/produtos/removidos?q={code}")
+    row = page.get_by_role("row").filter(has_text=nome)
+    expect(row).to_contain_text(code)
+    expect(row.get_by_role("link", name="uma importação")).to_be_visible()  # why it is here
+    look(page, "trash-after-undo")
+    page.goto("/produtos/importacoes")
+    send(page, sheet(tmp_path, "certo.csv", "codigo;nome;preco", f"{code};{nome};12,99"))
+    expect(page.get_by_text("Restaura o produto nº")).to_be_visible()
+    expect(page.get_by_text("1 restaurado de Removidos")).to_be_visible()
+    look(page, "restore-planned")
+    page.get_by_role("button", name="Confirmar importação").click()
+    expect(page.get_by_role("status")).to_contain_text("1 restaurado de Removidos")
+    expect(page.get_by_role("row").filter(has_text=nome)).to_contain_text("R$ 12,99")
+
+
+def test_a_report_says_what_is_wrong_with_each_cell_and_a_picture_is_named(
+    page: Page, look: Look, tmp_path: Path
+) -> None:
+    page.goto("/produtos/importacoes")
+    send(page, sheet(tmp_path, "digitado.csv", "nome;preco", f"{unique('Pote')};129,9O"))
+    expect(page.get_by_text("Prévia com erros, não pode ser confirmada")).to_be_visible()
+    expect(page.get_by_role("row").filter(has_text="129,9O")).to_be_visible()
+    expect(page.get_by_role("button", name="Confirmar importação")).to_have_count(0)
+    look(page, "cell-quoted")
+    picture = tmp_path / "foto.csv"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
+    page.goto("/produtos/importacoes")
+    send(page, picture)
+    expect(page.get_by_role("alert")).to_contain_text("não é uma planilha: é uma imagem PNG")
+    look(page, "picture-refused")

@@ -414,3 +414,26 @@ class TestNothingChanged:
             f"Nada mudou em «{nome}»: o que você enviou já era o que estava salvo."
         )
         look(page, "nothing-changed")
+
+
+def test_a_long_name_heads_its_page_shortened_and_save_stays_in_reach(
+    page: Page, look: Look, size: str
+) -> None:
+    nome = unique("Conjunto de panelas antiaderentes com tampa de vidro temperado e cabos " * 2)[
+        :190
+    ].strip()
+    page.goto("/produtos/novo")
+    page.get_by_label("Nome").fill(nome)
+    page.get_by_label("Preço").fill("399,90")
+    page.get_by_role("button", name="Adicionar").click()
+    notice = page.get_by_role("status")
+    expect(notice).to_contain_text("…» adicionado.")
+    assert len(notice.inner_text()) < 100
+    page.get_by_role("link", name=nome, exact=True).click()
+    heading = page.get_by_role("heading", level=1)
+    expect(heading).to_have_text(f"Editar «{nome}»")  # whole, for a screen reader
+    box = heading.bounding_box()
+    assert box is not None and box["height"] < 4 * 40  # drawn in a few lines, not ten
+    save = page.get_by_role("button", name="Salvar")
+    expect(save).to_be_in_viewport()  # without scrolling, on a phone too
+    look(page, "long-name")
