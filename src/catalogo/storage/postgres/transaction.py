@@ -65,30 +65,8 @@ async def restore_as(
     antes = produto_of(row)
     if versions is not None and antes.versao not in versions:
         raise storage.VersionConflict(antes)
-    edit = keeping_codigo(produto, antes)
     now = time.time()
-    keys = folded(edit)
-    if edit.codigo != antes.codigo:
-        await _check_codigo(connection, edit, keys.codigo_chave, id)
-    (versao,) = await _unique_codigo(
-        connection,
-        edit,
-        keys.codigo_chave,
-        "UPDATE produtos SET removido_em = NULL, nome = $2, descricao = $3, preco = $4, "
-        "versao = versao + 1, atualizado_em = $5, nome_chave = $6, busca = $7, "
-        "codigo_chave = $8, codigo = $9 WHERE id = $1 RETURNING versao",
-        id,
-        edit.nome,
-        edit.descricao,
-        edit.preco,
-        now,
-        *keys,
-        edit.codigo,
-        id=id,
-    )
-    depois = edit.model_copy(
-        update={"id": id, "versao": versao, "criado_em": antes.criado_em, "atualizado_em": now}
-    )
+    depois = await _rewritten(connection, antes, keeping_codigo(produto, antes), now, back=True)
     await _record(connection, event_row("restaurado", depois, antes, depois, autoria, now))
     return depois
 
@@ -172,6 +150,17 @@ async def update(
     if same_fields(antes, edit):
         return storage.Saved(antes, changed=False)
     now = time.time()
+    depois = await _rewritten(connection, antes, edit, now)
+    await _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
+    return storage.Saved(depois, changed=True)
+
+
+async def _rewritten(
+    connection: Connection, antes: Produto, edit: Produto, now: float, back: bool = False
+) -> Produto:
+    """`edit` written over `antes` as its next version (`back`: brought back from the
+    removed, too); the product as it is now."""
+    id = antes.id
     keys = folded(edit)
     if edit.codigo != antes.codigo:
         await _check_codigo(connection, edit, keys.codigo_chave, id)
@@ -179,9 +168,9 @@ async def update(
         connection,
         edit,
         keys.codigo_chave,
-        "UPDATE produtos SET nome = $2, descricao = $3, preco = $4, versao = versao + 1, "
-        "atualizado_em = $5, nome_chave = $6, busca = $7, codigo_chave = $8, codigo = $9 "
-        "WHERE id = $1 RETURNING versao",
+        f"UPDATE produtos SET {'removido_em = NULL, ' if back else ''}nome = $2, descricao = $3, "
+        "preco = $4, versao = versao + 1, atualizado_em = $5, nome_chave = $6, busca = $7, "
+        "codigo_chave = $8, codigo = $9 WHERE id = $1 RETURNING versao",
         id,
         edit.nome,
         edit.descricao,
@@ -191,16 +180,9 @@ async def update(
         edit.codigo,
         id=id,
     )
-    depois = edit.model_copy(
-        update={
-            "id": id,
-            "versao": versao,
-            "criado_em": antes.criado_em,
-            "atualizado_em": now,
-        }
+    return edit.model_copy(
+        update={"id": id, "versao": versao, "criado_em": antes.criado_em, "atualizado_em": now}
     )
-    await _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
-    return storage.Saved(depois, changed=True)
 
 
 async def _undo(

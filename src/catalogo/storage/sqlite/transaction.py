@@ -75,20 +75,30 @@ def update(
     edit = keeping_codigo(produto, antes)
     if same_fields(antes, edit):
         return storage.Saved(antes, changed=False)
-    if edit.codigo != antes.codigo:
-        _check_codigo(connection, edit, folded(edit).codigo_chave, id)
     now = time.time()
-    columns, params = _changed_columns(antes, edit)
-    connection.execute(
-        f"UPDATE produtos SET versao = versao + 1, atualizado_em = ?, {columns} WHERE id = ?",
-        (now, *params, id),
-    )
-    assert antes.criado_em is not None  # noqa: S101 - read from the database just now
-    depois = stored(
-        id, _next(antes), antes.criado_em, now, edit.codigo, edit.nome, edit.descricao, edit.preco
-    )
+    depois = _rewritten(connection, antes, edit, now)
     _record(connection, event_row("alterado", depois, antes, depois, autoria, now))
     return storage.Saved(depois, changed=True)
+
+
+def _rewritten(
+    connection: sqlite3.Connection, antes: Produto, edit: Produto, now: float, back: str = ""
+) -> Produto:
+    """`edit` written over `antes` as its next version (`back`: "removido_em = NULL, ", to
+    bring it back from the removed too); the product as it is now."""
+    id = antes.id
+    assert id is not None and antes.criado_em is not None  # noqa: S101 - read just now
+    if edit.codigo != antes.codigo:
+        _check_codigo(connection, edit, folded(edit).codigo_chave, id)
+    columns, params = ("", []) if same_fields(antes, edit) else _changed_columns(antes, edit)
+    connection.execute(
+        f"UPDATE produtos SET {back}versao = versao + 1, atualizado_em = ?"
+        f"{', ' if columns else ''}{columns} WHERE id = ?",
+        (now, *params, id),
+    )
+    return stored(
+        id, _next(antes), antes.criado_em, now, edit.codigo, edit.nome, edit.descricao, edit.preco
+    )
 
 
 def write_many(
@@ -125,20 +135,9 @@ def restore_as(
     antes = produto_of(rows[0])
     if versions is not None and antes.versao not in versions:
         raise storage.VersionConflict(antes)
-    edit = keeping_codigo(produto, antes)
-    if edit.codigo != antes.codigo:
-        _check_codigo(connection, edit, folded(edit).codigo_chave, id)
-    columns, params = ("", []) if same_fields(antes, edit) else _changed_columns(antes, edit)
     now = time.time()
-    connection.execute(
-        f"UPDATE produtos SET removido_em = NULL, versao = versao + 1, atualizado_em = ?"
-        f"{', ' if columns else ''}{columns} WHERE id = ?",
-        (now, *params, id),
-    )
-    assert antes.criado_em is not None  # noqa: S101 - read from the database just now
-    depois = stored(
-        id, _next(antes), antes.criado_em, now, edit.codigo, edit.nome, edit.descricao, edit.preco
-    )
+    edit = keeping_codigo(produto, antes)
+    depois = _rewritten(connection, antes, edit, now, back="removido_em = NULL, ")
     _record(connection, event_row("restaurado", depois, antes, depois, autoria, now))
     return depois
 
