@@ -192,7 +192,7 @@ def test_postgresql_is_never_migrated_unasked(empty_database: str, command: list
     result = catalogo(empty_database, *command)
     assert result.returncode == 1
     assert result.stderr.strip() == (
-        "catalogo: o esquema do banco está vazio, esta versão do catalogo precisa da 0016: "
+        "catalogo: o esquema do banco está vazio, esta versão do catalogo precisa da 0017: "
         "rode `catalogo migrate` antes"
     )
     db = Database(empty_database)
@@ -207,7 +207,7 @@ def test_serve_refuses_a_postgresql_schema_left_at_an_older_revision(
     db.execute("UPDATE alembic_version SET version_num = '0001'")
     result = catalogo(database, "serve")
     assert result.returncode == 1
-    assert "na revisão 0001, esta versão do catalogo precisa da 0016" in result.stderr
+    assert "na revisão 0001, esta versão do catalogo precisa da 0017" in result.stderr
 
 
 @pytest.mark.parametrize("command", [["serve"], ["migrate"], ["seed", "1"]])

@@ -122,7 +122,7 @@ def saved_meanwhile(
 def notice_after(client: TestClient, response: object) -> str:
     assert getattr(response, "status_code", None) == 303
     page = client.get("/produtos").text
-    found = re.search(r'<p class="aviso" role="status">(.*?)</p>', page, re.S)
+    found = re.search(r'<p class="aviso" role="status"[^>]*>(.*?)</p>', page, re.S)
     assert found is not None
     return found.group(1)
 

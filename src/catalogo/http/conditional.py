@@ -72,16 +72,20 @@ def check(request: Request, current: Produto | None) -> None:
 
 def accepted_versions(request: Request) -> Collection[int] | None:
     """The versions If-Match accepts; None when any will do. Weak tags never match."""
-    header = negotiation.header(request, b"if-match")
+    return _accepted(negotiation.header(request, b"if-match"))
+
+
+def _accepted(header: str | None) -> Collection[int] | None:
     if header is None or header.strip() == "*":
         return None
     return _versions(header, weak=False)
 
 
 def expected(request: Request, based_on: int | None = None) -> Expected:
-    """The versions a write may find: If-Match's, the body's `versao`, or both at once."""
-    if_match = negotiation.header(request, b"if-match") is not None
-    return Expected(if_match, accepted_versions(request), based_on)
+    """The versions a write may find: If-Match's, the body's `versao`, or both at once (the
+    header read once: a write's every lookup shows in bench/instructions.py)."""
+    sent = negotiation.header(request, b"if-match")
+    return Expected(sent is not None, _accepted(sent), based_on)
 
 
 def _versions(header: str, weak: bool) -> set[int]:

@@ -6,7 +6,6 @@ callers.
 """
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from catalogo.domain import historico
@@ -31,11 +30,11 @@ MERGE_ATTEMPTS = 5  # merges in a row that another write overtook before the sav
 AUTHORS_READ = 200  # the events read to name who changed the product since v
 
 
-@dataclass(frozen=True)
-class Expected:
+class Expected(NamedTuple):
     """The versions a write may find, as the request says: If-Match was sent (`if_match`), the
     versions its tags name (`accepted`; None when any will do), and the version the body was
-    based on (`based_on`, a form's or JSON's `versao`)."""
+    based on (`based_on`, a form's or JSON's `versao`). A tuple, as `Updated`: a frozen
+    dataclass's setattr per field showed in an update's instructions."""
 
     if_match: bool = False
     accepted: Collection[int] | None = None
@@ -52,8 +51,7 @@ class Expected:
         return self.accepted is None or versao in self.accepted
 
 
-@dataclass(frozen=True)
-class Updated:
+class Updated(NamedTuple):
     """Saved: the product; whether the write `changed` it (fields it already had make no new
     version); and for a merged edit, the fields taken from the others' changes (`theirs`) and
     who made them."""
@@ -61,7 +59,7 @@ class Updated:
     produto: Produto
     changed: bool = True
     theirs: tuple[str, ...] = ()
-    autores: list[str] = field(default_factory=list)
+    autores: tuple[str, ...] = ()
 
 
 class MergeConflict(Conflict):
@@ -184,7 +182,7 @@ async def save_merged(
         except VersionConflict as overtaken:
             current = overtaken.current
             continue
-        return Updated(saved.produto, saved.changed, merged.theirs, autores)
+        return Updated(saved.produto, saved.changed, merged.theirs, tuple(autores))
     # Overtaken every time: the person decides, every field that differs laid out.
     raise MergeConflict(merge(None, typed, current), current, [])
 

@@ -208,7 +208,7 @@ class TestRestoring:
         page = client.get("/produtos?depois=99").text
         undo = form_on(page, f"/produtos/{id}/restauracao")
         assert undo == {"lista": "depois=99"}
-        assert '<p role="status">Produto «Caneca» removido.</p>' in page
+        assert '<p role="status" tabindex="-1" autofocus>Produto «Caneca» removido.</p>' in page
         back = client.post(f"/produtos/{id}/restauracao", data=undo)
         assert back.headers["location"] == "/produtos?depois=99"
         assert stored(db, id) is not None

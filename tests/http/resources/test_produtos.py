@@ -286,7 +286,7 @@ class TestTheForms:
         page = client.get(f"/produtos/{id}").text
         assert f'<h1 class="nome-produto">Editar «{nome}»</h1>' in page
         title = page.split("<title>")[1].split("</title>")[0]
-        assert title.endswith("…» · Catálogo") and len(title) < 90
+        assert title.endswith("…» · Catálogo") and len(title) < 100
         client.post(
             f"/produtos/{id}",
             data={"_method": "PUT", "produto.nome": nome + "!", "produto.preco": "1"},

@@ -192,8 +192,8 @@ class TestCodigo:
         client.delete(f"/produtos/{holder['id']}", headers=JSON)
         kept = client.post("/produtos", json={**CANECA, "codigo": "Can-Az-300"}, headers=JSON)
         message = kept.json()["errors"]["produto.codigo"]
-        assert kept.status_code == 422 and "foi removido" in message
-        assert f"/produtos/{holder['id']}/restauracao" in message
+        assert kept.status_code == 422 and "que está em Removidos" in message
+        assert f"é do produto nº {holder['id']}" in message  # its restore: POST …/restauracao
         assert count_products(db) == 0
         restored = client.post(f"/produtos/{holder['id']}/restauracao", headers=JSON)
         assert restored.status_code == 200 and restored.json()["codigo"] == "CAN-AZ-300"

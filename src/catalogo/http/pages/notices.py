@@ -199,7 +199,7 @@ def import_undone_notice(request: Request) -> str | None:
     return f"Importação desfeita: {n} {voltaram} ao que {'era' if n == 1 else 'eram'} antes dela."
 
 
-def shortened(nome: str, most: int = 60) -> str:
+def shortened(nome: str, most: int = 80) -> str:
     """A product's name as a notice quotes it: whole, or its first words and an ellipsis."""
     if len(nome) <= most:
         return nome
