@@ -136,12 +136,22 @@ def after_import(
     return redirect(request, "/produtos", f"importacao:{id}:{counts}", VARY)
 
 
+def _count(text: str) -> int | None:
+    """A count a notice carries, as the cookie has it: up to nine ASCII digits. A client may
+    send anything here: "²" passes str.isdigit and 5,000 digits pass int()'s nothing."""
+    return int(text) if _COUNT.fullmatch(text) else None
+
+
+_COUNT = re.compile(r"[0-9]{1,9}")
+
+
 def _import_notice(rest: str) -> Notice | None:
     id, _, counts = rest.partition(":")
-    numbers = counts.split(":")
-    if not (_IMPORT_ID.fullmatch(id) and 2 <= len(numbers) <= 3 and all(map(str.isdigit, numbers))):
+    numbers = [_count(number) for number in counts.split(":")]
+    if not (_IMPORT_ID.fullmatch(id) and 2 <= len(numbers) <= 3) or None in numbers:
         return None
-    n, a, r = (int(number) for number in (*numbers, "0")[:3])
+    n, a, r = (*numbers, 0)[:3]
+    assert n is not None and a is not None and r is not None  # noqa: S101 - checked above
     said = [
         f"{n} {'produto novo' if n == 1 else 'produtos novos'}",
         f"{a} {'alterado' if a == 1 else 'alterados'}",
@@ -167,23 +177,24 @@ def after_batch_undone(request: Request, listing: Listing, count: int) -> Respon
 
 def _batch_notice(kind: str, rest: str) -> Notice | None:
     if kind == "lote-desfeito":
-        if not rest.isdigit():
+        n = _count(rest)
+        if n is None:
             return None
-        n = int(rest)
         voltou = "produto voltou ao que era" if n == 1 else "produtos voltaram ao que eram"
         return Notice(f"Lote desfeito: {n} {voltou}.", None)
     id, _, rest = rest.partition(":")
     acao, _, rest = rest.partition(":")
-    count, _, amount = rest.partition(":")
-    if not (_IMPORT_ID.fullmatch(id) and acao in lotes.ACOES and count.isdigit()):
+    said, _, amount = rest.partition(":")
+    count = _count(said)
+    if not (_IMPORT_ID.fullmatch(id) and acao in lotes.ACOES) or count is None:
         return None
     try:
         pedido = lotes.parse_pedido(acao, amount, amount)
     except lotes.LoteInvalido:  # a notice left before amounts were: what it did, in short
-        return Notice(lotes.Pedido(acao).done(int(count)), None, lote=id)  # type: ignore[arg-type]
+        return Notice(lotes.Pedido(acao).done(count), None, lote=id)  # type: ignore[arg-type]
     if pedido.acao == "remover":
-        return Notice(pedido.done(int(count)), None, lote=id)
-    return Notice(f"{pedido.said()} em {lotes.products(int(count))}.", None, lote=id)
+        return Notice(pedido.done(count), None, lote=id)
+    return Notice(f"{pedido.said()} em {lotes.products(count)}.", None, lote=id)
 
 
 def after_undo(request: Request, path: str, undone: int) -> Response:
@@ -192,9 +203,9 @@ def after_undo(request: Request, path: str, undone: int) -> Response:
 
 def import_undone_notice(request: Request) -> str | None:
     kind, _, count = left(request).partition(":")
-    if kind != "importacao-desfeita" or not count.isdigit():
+    n = _count(count)
+    if kind != "importacao-desfeita" or n is None:
         return None
-    n = int(count)
     voltaram = "produto voltou" if n == 1 else "produtos voltaram"
     return f"Importação desfeita: {n} {voltaram} ao que {'era' if n == 1 else 'eram'} antes dela."
 
