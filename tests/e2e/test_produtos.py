@@ -367,6 +367,32 @@ class TestThePhoneLayout:
         overflow = page.evaluate("() => document.documentElement.scrollWidth > innerWidth")
         assert not overflow, "the page scrolls sideways"
 
+    def test_a_code_of_60_characters_stays_on_one_line_and_leaves_names_the_width(
+        self, page: Page, size: str, look: Look
+    ) -> None:
+        codigo = (unique("SKU").replace(" ", "-") + "-").ljust(60, "7")
+        add(page, NOME_80, "999999999,99")
+        page.get_by_role("link", name=NOME_80, exact=True).first.click()
+        page.get_by_label("Código").fill(codigo)
+        page.get_by_role("button", name="Salvar").click()
+        page.goto("/produtos")
+        look(page, "long-code")
+        cell = page.locator("td.codigo", has_text=codigo[:12])
+        assert cell.evaluate("c => c.textContent") == codigo, "the code is all there, to copy"
+        assert cell.get_attribute("title") == codigo, "and shown whole on hover"
+        lines = cell.evaluate(
+            "c => { const r = document.createRange(); r.selectNodeContents(c);"
+            " return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; }"
+        )
+        assert lines == 1, f"the code takes {lines} lines"
+        shares = page.evaluate(
+            """() => [...document.querySelectorAll('td.nome')].map(cell =>
+               cell.getBoundingClientRect().width / cell.closest('table').clientWidth)"""
+        )
+        assert min(shares) >= 0.5, f"a name gets only {min(shares):.0%} of the table's width"
+        overflow = page.evaluate("() => document.documentElement.scrollWidth > innerWidth")
+        assert not overflow, "the page scrolls sideways"
+
 
 class TestContrast:
     """What axe-core does not measure: borders of inputs and the focus ring, 3:1 on white."""

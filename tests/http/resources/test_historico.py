@@ -471,7 +471,7 @@ class TestTheTrash:
         assert client.get("/produtos/removidos?q=5_%25", headers=JSON).json()["removidos"] == []
         page = client.get("/produtos/removidos?q=xicara").text
         assert "Nenhum removido com «xicara»" in page and 'value="xicara"' in page
-        assert '<td class="codigo">CN-3</td>' in client.get("/produtos/removidos?q=rosa").text
+        assert '<td class="codigo" title="CN-3">CN-3</td>' in client.get("/produtos/removidos?q=rosa").text
 
     def test_pages_by_product_and_restores_back_to_the_page_it_came_from(
         self, client: TestClient, db: Database

@@ -723,5 +723,5 @@ def test_the_trash_shows_a_products_code_and_that_an_imports_undo_removed_it(
     client.post(report["links"]["confirmacao"], headers=JSON)
     client.post(f"{IMPORTS}/{report['id']}/reversao", headers=JSON)
     trash = client.get("/produtos/removidos").text
-    assert '<td class="codigo">CX-1</td>' in trash
+    assert '<td class="codigo" title="CX-1">CX-1</td>' in trash
     assert f'ao desfazer <a href="/produtos/importacoes/{report["id"]}">uma importação</a>' in trash

@@ -540,7 +540,7 @@ class TestCodigo:
         client.post("/produtos", data={**FORM_BODY, "produto.nome": "Lápis"})
         lista = client.get("/produtos").text
         assert '<th scope="col" class="codigo">Código</th>' in lista
-        assert '<td class="codigo">CAD-96</td>' in lista and '<td class="codigo"></td>' in lista
+        assert '<td class="codigo" title="CAD-96">CAD-96</td>' in lista and '<td class="codigo"></td>' in lista
         found = client.get("/produtos?q=cad-96").text
         assert "CAD-96" in found and "Lápis" not in found
 
