@@ -90,7 +90,7 @@ def _rewritten(
     assert id is not None and antes.criado_em is not None  # noqa: S101 - read just now
     if edit.codigo != antes.codigo:
         _check_codigo(connection, edit, folded(edit).codigo_chave, id)
-    columns, params = ("", []) if same_fields(antes, edit) else _changed_columns(antes, edit)
+    columns, params = _changed_columns(antes, edit)
     connection.execute(
         f"UPDATE produtos SET {back}versao = versao + 1, atualizado_em = ?"
         f"{', ' if columns else ''}{columns} WHERE id = ?",
@@ -257,13 +257,13 @@ def current(connection: sqlite3.Connection, id: int, versions: Collection[int] |
 def _changed_columns(antes: Produto, produto: Produto) -> tuple[str, list[Any]]:
     """The SET list of an update, for only the columns the edit changes: SQLite maintains an
     index (or the search's trigger) only when a column of it is set, so an edit of the name
-    leaves the price's index alone. At least one field differs (`same_fields`)."""
+    leaves the price's index alone; none when no field differs (a restore as it was)."""
     columns: list[str] = []
     params: list[Any] = []
     nome, descricao = produto.nome != antes.nome, produto.descricao != antes.descricao
     codigo = produto.codigo != antes.codigo
-    keys = folded(produto)
     if nome or descricao or codigo:
+        keys = folded(produto)
         columns.append("busca = ?")
         params.append(keys.busca)
     if nome:
