@@ -84,6 +84,29 @@ def test_ambiguous_or_malformed_prices_are_refused_with_a_message(
         parse_preco(texto)
 
 
+@pytest.mark.parametrize(
+    ("texto", "dito"),
+    [
+        ("129,9O", "«O» é a letra O, não o zero."),
+        ("1o,50", "«o» é a letra O, não o zero."),
+        ("l2,50", "«l» é a letra L, não o um."),
+        ("I2,50", "«I» é a letra I, não o um."),
+        ("12 345", "há um espaço no meio."),
+        ("12\u00a0345", "há um espaço no meio."),
+        ("12\u200b3", "há um caractere invisível no meio (U+200B)."),
+        ("1e5", "«e» não é um algarismo de 0 a 9."),
+        ("١٢٣", "«١» não é um algarismo de 0 a 9."),
+    ],
+)
+def test_a_character_that_is_no_digit_is_named_where_it_hides(texto: str, dito: str) -> None:
+    with pytest.raises(PrecoInvalido) as refused:
+        parse_preco(texto)
+    assert (
+        str(refused.value)
+        == f"Use apenas algarismos, com vírgula nos centavos: 1234,56 ou 1.234,56; {dito}"
+    )
+
+
 @given(CENTAVOS)
 def test_every_price_reads_back_from_each_way_we_or_a_person_write_it(centavos: int) -> None:
     valor = Decimal(centavos).scaleb(-2)

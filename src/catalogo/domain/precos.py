@@ -35,7 +35,7 @@ def parse_preco(texto: str) -> Decimal:
     if s[0] in "-\u2212":  # a hyphen or a typographic minus
         raise PrecoInvalido("O preço deve ser maior que zero.")
     if not _DIGITOS_E_SEPARADORES.fullmatch(s):
-        raise PrecoInvalido("Use apenas algarismos, com vírgula nos centavos: 1234,56 ou 1.234,56.")
+        raise PrecoInvalido(f"{_SO_ALGARISMOS}; {_stranger(s)}.")
 
     inteiro, centavos = _split_cents(s)
     if len(centavos) > 2:
@@ -46,6 +46,24 @@ def parse_preco(texto: str) -> Decimal:
     if valor > PRECO_MAXIMO:
         raise PrecoInvalido("O preço máximo é R$ 999.999.999,99.")
     return valor.quantize(CENTAVO)
+
+
+_SO_ALGARISMOS = "Use apenas algarismos, com vírgula nos centavos: 1234,56 ou 1.234,56"
+
+
+def _stranger(s: str) -> str:
+    """The first character of `s` that is no digit nor separator, said so that it can be
+    found: in a font where O and 0 look alike, "129,9O" reads as a good price."""
+    c = next(c for c in s if c not in "0123456789.,")
+    if c in "Oo":
+        return f"«{c}» é a letra O, não o zero"
+    if c in "lI":
+        return f"«{c}» é a letra {c.upper()}, não o um"
+    if c.isspace():
+        return "há um espaço no meio"
+    if not c.isprintable():
+        return f"há um caractere invisível no meio (U+{ord(c):04X})"
+    return f"«{c}» não é um algarismo de 0 a 9"
 
 
 def _split_cents(s: str) -> tuple[str, str]:
@@ -64,7 +82,7 @@ def _split_cents(s: str) -> tuple[str, str]:
             "os centavos vão depois da vírgula, com no máximo duas casas."
         )
     if s.count(separador) > 1 or not depois:
-        raise PrecoInvalido("Use apenas algarismos, com vírgula nos centavos: 1234,56 ou 1.234,56.")
+        raise PrecoInvalido(f"{_SO_ALGARISMOS}.")
     return s[:ultimo], depois
 
 

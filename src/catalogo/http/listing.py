@@ -191,6 +191,29 @@ class Paging:
         return self.at("").lstrip("?")
 
 
+def trash_search(parameters: Mapping[str, str]) -> str:
+    """The trash's search, `q`, as its page and a restore form's way back read it."""
+    return parameters.get("q", "").strip()[:200]
+
+
+def searched(path: str, q: str) -> str:
+    """The page at `path` with the search `q`, if any."""
+    return f"{path}?{urllib.parse.urlencode({'q': q})}" if q else path
+
+
+def trash_way_back(paging: Paging, q: str) -> str:
+    """What a restore form carries back to the page of the removed products it is on: that
+    page's cursor and its search."""
+    return urllib.parse.urlencode({**paging.cursor, **({"q": q} if q else {})})
+
+
+def returning_to_trash(parameters: Mapping[str, str], name: str, path: str) -> str:
+    """The page of the removed products a restore form came from (`trash_way_back`), rebuilt
+    from what its cursor and search parse to, never echoed."""
+    paging = Paging.returning_to(parameters, name, "dos removidos")
+    return paging.at(searched(path, trash_search(dict(_pairs(parameters, name, "dos removidos")))))
+
+
 def _pairs(parameters: Mapping[str, str], name: str, of: str) -> list[tuple[str, str]]:
     query = parameters.get(name, "")
     if not query:

@@ -471,7 +471,10 @@ class TestTheTrash:
         assert client.get("/produtos/removidos?q=5_%25", headers=JSON).json()["removidos"] == []
         page = client.get("/produtos/removidos?q=xicara").text
         assert "Nenhum removido com «xicara»" in page and 'value="xicara"' in page
-        assert '<td class="codigo" title="CN-3">CN-3</td>' in client.get("/produtos/removidos?q=rosa").text
+        assert (
+            '<td class="codigo" title="CN-3">CN-3</td>'
+            in client.get("/produtos/removidos?q=rosa").text
+        )
 
     def test_pages_by_product_and_restores_back_to_the_page_it_came_from(
         self, client: TestClient, db: Database
@@ -491,6 +494,28 @@ class TestTheTrash:
         assert stored(db, ids[1]) is not None
         former = client.post(f"/produtos/{ids[0]}/restauracao", data={"lixeira": "depois=9"})
         assert former.headers["location"] == "/produtos/removidos?depois=9"  # its former name
+
+    def test_restores_back_to_the_search_and_the_page_of_it_it_came_from(
+        self, client: TestClient
+    ) -> None:
+        ids = [
+            int(str(create_via_json(client, CANECA, nome=f"Caneca {n}")["id"])) for n in range(5)
+        ]
+        other = int(str(create_via_json(client, CANECA, nome="Prato")["id"]))
+        for id in (*ids, other):
+            client.delete(f"/produtos/{id}")
+        second = client.get(f"/produtos/removidos?q=caneca&depois={ids[2]}").text
+        restore = form_on(second, f"/produtos/{ids[1]}/restauracao")
+        assert restore == {"removidos": f"depois={ids[2]}&q=caneca"}
+        back = client.post(f"/produtos/{ids[1]}/restauracao", data=restore)
+        assert back.headers["location"] == f"/produtos/removidos?q=caneca&depois={ids[2]}"
+        page = client.get(back.headers["location"]).text
+        assert "Produto «Caneca 1» restaurado." in page and 'value="caneca"' in page
+        assert ">Prato<" not in page
+        spaced = client.post(
+            f"/produtos/{ids[0]}/restauracao", data={"removidos": "q=+x%C3%ADcara+%26+pires+"}
+        )
+        assert spaced.headers["location"] == "/produtos/removidos?q=x%C3%ADcara+%26+pires"
 
     def test_empty_says_so_and_is_linked_from_the_list(self, client: TestClient) -> None:
         assert "Não há produtos removidos." in client.get("/produtos/removidos").text

@@ -321,7 +321,9 @@ def test_an_error_line_quotes_the_cell_as_the_file_has_it(client: TestClient) ->
     report = sent(client, csv_of("nome;preco", "Caneca;129,9O")).json()
     (erro,) = report["relatorio"]["erros"]
     assert erro["campo"] == "preco" and erro["valor"] == "129,9O"
+    assert erro["mensagem"].endswith("«O» é a letra O, não o zero."), erro
     page = client.get(f"{IMPORTS}/{report['id']}").text
+    assert "«O» é a letra O, não o zero." in page
     assert "<code>129,9O</code>" in page and "Prévia com erros, não pode ser confirmada" in page
     assert '<div class="resumo-erros"><p>Nada será gravado enquanto houver erros' in page
 

@@ -13,7 +13,7 @@ from catalogo.domain.historico import Evento, produto_of
 from catalogo.domain.produtos import CAMPOS, ROTULOS, Produto, format_field
 from catalogo.http import templating
 from catalogo.http.identity import Visitor, visitor
-from catalogo.http.listing import Paging
+from catalogo.http.listing import Paging, trash_way_back
 from catalogo.http.pages.notices import with_notice
 from catalogo.http.pages.produto_pages import form_values
 from catalogo.storage import Removal
@@ -90,7 +90,7 @@ def trash_page(
         pagina=page,
         links=links,
         primeira_pagina=paging.first,
-        pagina_dos_removidos=paging.encoded,
+        pagina_dos_removidos=trash_way_back(paging, q),
         dias=days,
         quem=visitor(request),
     )

@@ -17,7 +17,14 @@ from catalogo.domain.text import as_datetime
 from catalogo.http.access import Need
 from catalogo.http.bodies import body_of, read_form, read_json
 from catalogo.http.identity import visitor
-from catalogo.http.listing import RETURN_PARAMETER, Listing, Paging
+from catalogo.http.listing import (
+    RETURN_PARAMETER,
+    Listing,
+    Paging,
+    returning_to_trash,
+    searched,
+    trash_search,
+)
 from catalogo.http.negotiation import HTML, JSON, VARY, body_is_json
 from catalogo.http.pages.historico_pages import history_page, trash_page
 from catalogo.http.pages.notices import to_the_list
@@ -89,13 +96,12 @@ class RemovidosResource(Resource):
     async def get(self, request: Request) -> Response:
         media = negotiate(request)
         paging = Paging.parse(request.query_params)
-        q = request.query_params.get("q", "").strip()[:200]
+        q = trash_search(request.query_params)
         shared = shared_of(request)
         page = await shared.storage.trash(
             Cursor(shared.settings.page_size, paging.after, paging.before), terms(q)
         )
-        here = f"{TRASH_PATH}?{urllib.parse.urlencode({'q': q})}" if q else TRASH_PATH
-        links = page_links(here, page)
+        links = page_links(searched(TRASH_PATH, q), page)
         headers = {**_NO_STORE, **link_header(links)}
         if media == JSON:
             removidos = [
@@ -132,7 +138,7 @@ class RestauracaoResource(Resource):
                 listing = Listing.returning_to(form)
                 named = next((f for f in fields[1:] if f in form), None)
                 if named is not None:  # rebuilt from its parsed cursors, never echoed
-                    trash = Paging.returning_to(form, named, "dos removidos").at(TRASH_PATH)
+                    trash = returning_to_trash(form, named, TRASH_PATH)
         try:
             restored = await produtos.restore(
                 shared_of(request).storage, id, autoria_of(request, media)
