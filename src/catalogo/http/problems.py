@@ -152,10 +152,11 @@ def problem_for(
     )
 
 
-def invalid_fields(request: Request, errors: dict[str, str]) -> Response:
-    """422 for a JSON client: one message per field, keyed as the form names it."""
+def invalid_fields(request: Request, errors: dict[str, str], **members: str) -> Response:
+    """422 for a JSON client: one message per field, keyed as the form names it (and
+    `members`, what a program can do about it)."""
     by_field = {f"produto.{field}": message for field, message in errors.items()}
-    return problem_for(request, 422, INVALID_FIELDS, VARY, errors=by_field)
+    return problem_for(request, 422, INVALID_FIELDS, VARY, errors=by_field, **members)
 
 
 def detail_of(request: Request, error: HTTPException) -> str:

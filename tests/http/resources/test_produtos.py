@@ -14,6 +14,7 @@ from tests.helpers import (
     Stored,
     count_products,
     create_via_form,
+    create_via_json,
     form_on,
     post_form,
     stored,
@@ -540,7 +541,10 @@ class TestCodigo:
         client.post("/produtos", data={**FORM_BODY, "produto.nome": "Lápis"})
         lista = client.get("/produtos").text
         assert '<th scope="col" class="codigo">Código</th>' in lista
-        assert '<td class="codigo" title="CAD-96">CAD-96</td>' in lista and '<td class="codigo"></td>' in lista
+        assert (
+            '<td class="codigo" title="CAD-96">CAD-96</td>' in lista
+            and '<td class="codigo"></td>' in lista
+        )
         found = client.get("/produtos?q=cad-96").text
         assert "CAD-96" in found and "Lápis" not in found
 
@@ -558,6 +562,26 @@ class TestCodigo:
         assert "restauracao" not in response.text  # a clerk's words, not the API's
         assert 'href="#produto-codigo"' in response.text and 'value="Outro"' in response.text
         assert count_products(db) == 0
+
+    def test_a_program_is_given_the_address_that_restores_a_removed_product_holding_the_code(
+        self, client: TestClient, db: Database
+    ) -> None:
+        caneca = {"nome": "Caneca", "preco": "12.50"}
+        holder = int(str(create_via_json(client, {**caneca, "codigo": "CAD-96"})["id"]))
+        live = int(str(create_via_json(client, {**caneca, "codigo": "CAD-97"})["id"]))
+        client.delete(f"/produtos/{holder}")
+        created = client.post("/produtos", json={**caneca, "codigo": "cad-96"}, headers=JSON)
+        assert created.status_code == 422
+        assert created.json()["restauracao"] == f"/produtos/{holder}/restauracao"
+        assert "Removidos" in created.json()["errors"]["produto.codigo"]
+        edited = client.put(f"/produtos/{live}", json={**caneca, "codigo": "CAD-96"}, headers=JSON)
+        assert edited.status_code == 422
+        assert edited.json()["restauracao"] == f"/produtos/{holder}/restauracao"
+        taken = client.post("/produtos", json={**caneca, "codigo": "CAD-97"}, headers=JSON)
+        assert taken.status_code == 422 and "restauracao" not in taken.json()
+        restored = client.post(created.json()["restauracao"], headers=JSON)
+        assert restored.status_code == 200 and restored.json()["codigo"] == "CAD-96"
+        assert count_products(db) == 2
 
     def test_the_specs_form_without_the_field_keeps_the_code_and_a_blank_field_clears_it(
         self, client: TestClient, db: Database

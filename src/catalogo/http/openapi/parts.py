@@ -336,7 +336,13 @@ def schemas() -> dict[str, Any]:
                             "additionalProperties": {"type": "string"},
                             "description": "Uma mensagem por campo (`produto.nome`, …); "
                             "ausente quando o 422 é uma Idempotency-Key já usada com outro corpo.",
-                        }
+                        },
+                        "restauracao": {
+                            "type": "string",
+                            "description": "Quando o código pedido é de um produto removido, "
+                            "que o guarda: o endereço que o restaura (POST), com o mesmo número.",
+                            "examples": ["/produtos/301/restauracao"],
+                        },
                     },
                 },
             ]

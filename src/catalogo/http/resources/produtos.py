@@ -167,7 +167,7 @@ class ProdutosResource(Resource):
                 shared_of(request).storage, produto, autoria_of(request, media), key, media
             )
         except CodigoTaken as taken:
-            return _refused_new(request, media, submitted, _taken(taken))
+            return _refused_new(request, media, submitted, _taken(taken), _restorable(taken))
         response = answer(created.produto)
         if created.replayed:
             response.headers["Idempotent-Replayed"] = "true"
@@ -223,7 +223,7 @@ class ProdutoResource(Resource):
         except MergeConflict as clash:
             return conflict_page(visitor(request), clash, submitted.listing)
         except CodigoTaken as taken:
-            return await _refused_edit(request, media, submitted, _taken(taken))
+            return await _refused_edit(request, media, submitted, _taken(taken), _restorable(taken))
         if media == HTML:
             return after_update(request, updated, submitted.listing)
         return json_response(
@@ -263,20 +263,28 @@ def _unanswerable(request: Request, media: str, refused: QueryTimeout | TooManyR
 
 
 def _refused_new(
-    request: Request, media: str, submitted: _Submitted, problems: dict[str, str]
+    request: Request,
+    media: str,
+    submitted: _Submitted,
+    problems: dict[str, str],
+    members: dict[str, str] | None = None,
 ) -> Response:
     """422: the fields named, and for a person the form again with what they typed."""
     if media == JSON:
-        return invalid_fields(request, problems)
+        return invalid_fields(request, problems, **(members or {}))
     values = {**EMPTY_FORM, **submitted.fields}
     return new_page(visitor(request), submitted.listing, values, problems, 422)
 
 
 async def _refused_edit(
-    request: Request, media: str, submitted: _Submitted, problems: dict[str, str]
+    request: Request,
+    media: str,
+    submitted: _Submitted,
+    problems: dict[str, str],
+    members: dict[str, str] | None = None,
 ) -> Response:
     if media == JSON:
-        return invalid_fields(request, problems)
+        return invalid_fields(request, problems, **(members or {}))
     values = {**EMPTY_FORM, **submitted.fields, "versao": submitted.based_on or ""}
     existing = await _existing(request)
     return edit_page(visitor(request), existing, values, problems, submitted.listing, 422)
@@ -284,6 +292,12 @@ async def _refused_edit(
 
 def _taken(taken: CodigoTaken) -> dict[str, str]:
     return {"codigo": taken.message}
+
+
+def _restorable(taken: CodigoTaken) -> dict[str, str]:
+    """For a program, where the removed product that keeps the code comes back (a person is
+    told "Removidos", in words)."""
+    return {"restauracao": f"/produtos/{taken.holder}/restauracao"} if taken.removed else {}
 
 
 def _counts_asked(request: Request) -> bool:
