@@ -6,7 +6,9 @@ whatever else the machine is doing, where timings on a shared machine move by 10
 
 Each kind runs in-process (the ASGI app, no sockets) on a copy of one catalog of 2,000 products
 with an editor signed in, access log off: `edit` the edit page anonymously and `signed` with the
-session, both at random among 200 products (kept pages, after a warm-up), `json` the JSON
+session, both at random among 200 products (kept pages, after a warm-up), `cold` the edit page
+of a product not shown before each time (the page made, as most are at 1,000,000), `list` the
+list's first page anonymously, `json` the JSON
 product anonymously and `token` with the editor's token; `update` and `create` the edit and
 new forms' posts with the session, and `jcreate` a JSON create with the token, 32 at a time,
 so that the writer commits them together as it does under load. The program runs twice under
@@ -34,7 +36,7 @@ from bench import PASSWORD, USER, seeded, with_a_user
 from profiling import scope
 from revision import CATALOGO, Settings, create_app
 
-KINDS = ("edit", "signed", "update", "create", "json", "token", "jcreate")
+KINDS = ("list", "cold", "edit", "signed", "update", "create", "json", "token", "jcreate")
 PRODUCTS, HOT, TOGETHER = 2_000, 200, 32
 FEW, MANY, WARM_UP = 100, 1_100, 600
 FORM = b"application/x-www-form-urlencoded"
@@ -52,7 +54,9 @@ async def drive(catalog: Path, kind: str, requests: int, token: str) -> None:
             nonlocal sent
             sent += 1
             body, wanted = b"", 303
-            if kind in ("edit", "signed"):
+            if kind == "list":
+                asked, wanted = scope("GET", "/produtos"), 200
+            elif kind in ("edit", "signed", "cold"):
                 asked, wanted = scope("GET", f"/produtos/{id}"), 200
             elif kind in ("json", "token"):
                 asked, wanted = scope("GET", f"/produtos/{id}", accept=JSON), 200
@@ -72,13 +76,17 @@ async def drive(catalog: Path, kind: str, requests: int, token: str) -> None:
                 ]
             if kind in ("token", "jcreate"):
                 asked["headers"].append((b"authorization", b"Bearer " + token.encode()))
-            elif kind not in ("edit", "json"):
+            elif kind not in ("edit", "json", "cold", "list"):
                 asked["headers"].append((b"cookie", cookie))
             status = (await _call(app, asked, body))["status"]
             if status != wanted:
                 sys.exit(f"instructions: {kind} answered {status}, not {wanted}")
 
-        if kind in ("edit", "signed", "json", "token"):
+        if kind == "cold":  # every request a product not shown yet: the page is made
+            for id in random.sample(range(1, PRODUCTS + 1), requests):
+                await one(id)
+            return
+        if kind in ("list", "edit", "signed", "json", "token"):
             for id in [random.randint(1, HOT) for _ in range(requests)]:
                 await one(id)
             return

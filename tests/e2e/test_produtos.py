@@ -227,6 +227,27 @@ class TestRemoval:
         page.get_by_role("link", name="Produtos", exact=True).click()
         expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
 
+    def test_a_restore_from_a_searched_trash_comes_back_to_the_search(
+        self, page: Page, look: Look
+    ) -> None:
+        regua = unique("Régua")
+        nomes = [f"{regua} de alumínio", f"{regua} de aço"]
+        for nome in nomes:
+            add(page, nome, "8,50")
+            page.get_by_role("button", name=f"Remover {nome}").click()
+        page.get_by_role("link", name="Removidos").click()
+        search = page.get_by_role("searchbox", name="Buscar nos removidos")
+        search.fill(regua.lower())
+        search.press("Enter")
+        for nome in nomes:
+            expect(page.get_by_role("link", name=nome, exact=True)).to_be_visible()
+        page.get_by_role("button", name=f"Restaurar {nomes[0]}").click()
+        expect(page.get_by_role("status")).to_have_text(f"Produto «{nomes[0]}» restaurado.")
+        expect(search).to_have_value(regua.lower())
+        expect(page.get_by_role("link", name=nomes[0], exact=True)).to_have_count(0)
+        expect(page.get_by_role("link", name=nomes[1], exact=True)).to_be_visible()
+        look(page, "trash-searched-after-restore")
+
     def test_removing_from_an_out_of_date_list_removes_nothing_and_says_what_changed(
         self, page: Page, browser: Browser, browser_context_args: dict[str, Any], look: Look
     ) -> None:

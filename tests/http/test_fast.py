@@ -2,7 +2,10 @@
 
 import asyncio
 
+import markupsafe
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette import routing
 from starlette.endpoints import HTTPEndpoint
 from starlette.responses import Response
@@ -10,7 +13,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalogo.http.app import create_app
-from catalogo.http.fast import Deadlines, Prepared, Router, raw, write_cookie
+from catalogo.http.fast import Deadlines, Prepared, Router, escaped, raw, write_cookie
 from catalogo.http.negotiation import HTML, JSON
 from catalogo.http.resources import Resource
 from catalogo.runtime.settings import Settings
@@ -184,3 +187,24 @@ def test_a_path_goes_where_starlettes_router_sends_it(path: str) -> None:
         return reached[0]
 
     assert route(Router(routes)) == route(routing.Router(routes))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "&<>'\"",  # each character MarkupSafe escapes
+        "&amp; &lt;b&gt; &#39; &#34;",  # escaped already: escaped again, as Jinja does
+        "<script>alert('x')</script>",
+        'a" onmouseover="x',
+        "R$ 1.234,56 · «Caneca» ação ☕ 𝄞",  # nothing to escape, beyond Latin-1 and the BMP
+        "\x00\t\n\r\u2028\ud800",  # controls, a line separator, a lone surrogate
+        "",
+    ],
+)
+def test_a_value_is_escaped_as_markupsafe_escapes_it(text: str) -> None:
+    assert escaped(text) == str(markupsafe.escape(text))
+
+
+@given(st.text(alphabet=st.characters(), max_size=200))
+def test_any_text_is_escaped_as_markupsafe_escapes_it(text: str) -> None:
+    assert escaped(text) == str(markupsafe.escape(text))

@@ -13,6 +13,8 @@ output by tests/http/test_fast.py. The instructions a request takes without each
   create).
 - `Deadlines`: one timer for every body being read, not an asyncio.timeout per read (+4.3% on a
   create).
+- `escaped`: MarkupSafe's escaping as a plain str, for the edit page's skeleton, not a Markup
+  made of each value (+7.3% on an edit page made anew, as most are at 1,000,000 products).
 
 The one other such copy is below HTTP, where storage makes products: domain/produtos.py's
 `stored()`, pydantic's model_construct in a quarter of its time (+6.1% on an update).
@@ -183,3 +185,16 @@ class Router(routing.Router):
         scope["endpoint"] = route.endpoint
         scope["path_params"] = {**scope.get("path_params", {}), **params}
         await route.app(scope, receive, send)
+
+
+def escaped(text: str) -> str:
+    """What Jinja's autoescape prints of the plain text `text`: MarkupSafe's escaping, character
+    for character (its pure-Python version is these five replacements), as a str rather than a
+    Markup of each value."""
+    return (
+        text.replace("&", "&amp;")
+        .replace(">", "&gt;")
+        .replace("<", "&lt;")
+        .replace("'", "&#39;")
+        .replace('"', "&#34;")
+    )

@@ -32,6 +32,7 @@ from catalogo.domain.contas import device_said
 from catalogo.domain.precos import format_preco
 from catalogo.domain.produtos import ATRIBUTOS_HTML
 from catalogo.domain.text import format_moment
+from catalogo.http.fast import escaped
 
 _INCLUDE = re.compile(r'{%-? *include +"([^"]+)" *-?%}')
 
@@ -144,8 +145,8 @@ class Skeleton:
 
     def fill(self, values: dict[str, str]) -> bytes:
         """The page with each slot's value, escaped (and percent-encoded) as Jinja does."""
-        shown = {(name, False): str(escape(value)) for name, value in values.items()}
-        encoded = {(name, True): str(escape(do_urlencode(values[name]))) for name in self._encoded}
+        shown = {(name, False): escaped(value) for name, value in values.items()}
+        encoded = {(name, True): escaped(do_urlencode(values[name])) for name in self._encoded}
         shown.update(encoded)
         texts = self._texts
         out = [texts[0]]
