@@ -14,7 +14,7 @@ output by tests/http/test_fast.py. The instructions a request takes without each
 - `Deadlines`: one timer for every body being read, not an asyncio.timeout per read (+4.3% on a
   create).
 - `escaped`: MarkupSafe's escaping as a plain str, for the edit page's skeleton, not a Markup
-  made of each value (+7.3% on an edit page made anew, as most are at 1,000,000 products).
+  made of each value (+7.9% on an edit page made anew, as most are at 1,000,000 products).
 
 The one other such copy is below HTTP, where storage makes products: domain/produtos.py's
 `stored()`, pydantic's model_construct in a quarter of its time (+6.1% on an update).
