@@ -10,6 +10,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from catalogo.runtime import serving as runtime_serving
 from tests.databases import Database
 from tests.helpers import ONLY_SQLITE, SENHA, eventually
 from tests.processes import CATALOGO, catalogo, free_port
@@ -325,3 +327,41 @@ def test_a_second_serve_on_the_same_port_is_refused_with_a_message(database: str
             f"catalogo: não consigo escutar em 127.0.0.1:{serve.port}: Address already in use\n"
         )
         _stopped_cleanly(serve, Knocking(serve, 1, lambda _: HEALTH))
+
+
+def test_an_untested_granian_serves_as_it_is_and_serve_says_so_before_anything(
+    database: str,
+) -> None:
+    """As after `pip install .` without the constraints: the newest Granian 2.8 (here a
+    version number made up for the test) is run without catalogo's adjustments."""
+    assert runtime_serving.unadjusted_because("2.8.7") is None
+    said = runtime_serving.unadjusted_because("2.8.9")
+    assert said == "o Granian 2.8.9 não é uma versão testada (2.8.7)"
+    port = free_port()
+    code = (
+        "import importlib.metadata as m, sys; real = m.version; "
+        "m.version = lambda name: '2.8.99' if name == 'granian' else real(name); "
+        "from catalogo.cli.main import main; main(sys.argv[1:])"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, "serve", "--port", str(port)],
+        env={**os.environ, "CATALOGO_DATABASE_URL": database, "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith(
+            "catalogo: aviso: o Granian 2.8.99 não é uma versão testada (2.8.7); o Granian "
+            "serve como ele é"
+        ), first
+        assert process.stdout.readline().startswith("catalogo: servindo")
+        eventually(lambda: _ask(port, HEALTH) == 200)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(HANG_S)
+        assert process.stdout is not None
+        process.stdout.close()

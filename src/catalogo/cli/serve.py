@@ -33,8 +33,8 @@ def _loopback(host: str) -> bool:
 
 
 # How long a worker may take to finish what it began once told to stop: over the app's own
-# worst case (about 20 s, a database that does not answer), and with serving.DRAIN_S under
-# systemd's TimeoutStopSec (30 s in deploy/).
+# worst case (about 20 s, a database that does not answer), and with DRAIN_S (in
+# runtime/granian_adjusted.py) under systemd's TimeoutStopSec (30 s in deploy/).
 STOP_TIMEOUT_S = 25
 
 
@@ -61,6 +61,12 @@ def serve(settings: Settings, host: str, port: int, workers: int) -> None:
         soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     with _metrics_exported(settings, port):
+        if (reason := serving.unadjusted_because()) is not None:
+            print(
+                f"catalogo: aviso: {reason}; o Granian serve como ele é, e uma parada pode "
+                "travar ou perder conexões (docs/operations.md)",
+                flush=True,
+            )
         print(f"catalogo: servindo http://{host}:{port}/produtos", flush=True)
         try:
             serving.serve(
