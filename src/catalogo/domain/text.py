@@ -115,8 +115,14 @@ def _attached(character: str) -> bool:
 
 
 def format_moment(em: float) -> str:
-    """A moment as a clerk reads it: the day and the minute, in the server's time zone."""
+    """A moment as a clerk reads it: the day and the minute, in the shop's time zone (the
+    process's, runtime/time_zone.py)."""
     return _minute(int(em // 60))
+
+
+def forget_moments() -> None:
+    """The time zone changed: moments already written read in the one before."""
+    _minute.cache_clear()
 
 
 @functools.lru_cache(maxsize=4096)

@@ -57,7 +57,7 @@ from catalogo.http.resources.ops import HealthResource, InicioResource, ReadyRes
 from catalogo.http.resources.produtos import NovoProdutoResource, ProdutoResource, ProdutosResource
 from catalogo.http.resources.webhooks import ReenvioResource, WebhookResource, WebhooksResource
 from catalogo.http.shared import Shared
-from catalogo.runtime import logs
+from catalogo.runtime import logs, time_zone
 from catalogo.runtime.settings import Settings
 from catalogo.services import webhooks
 from catalogo.storage import Instruments, migrations, open_storage
@@ -130,6 +130,7 @@ class Catalogo(Starlette):
 def create_app(settings: Settings | None = None) -> Catalogo:
     settings = settings or Settings.from_env()
     logs.configure()
+    time_zone.use(settings.time_zone)
     instruments = Instruments()
     observe = None
     reports = webhooks.Instruments()
@@ -183,7 +184,9 @@ def create_app(settings: Settings | None = None) -> Catalogo:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         thresholds = gc.get_threshold()
-        if settings.database == "sqlite" and schema_version_of(settings.sqlite_path) != HEAD:
+        if settings.database == "sqlite" and migrations.behind(
+            schema_version_of(settings.sqlite_path)
+        ):
             migrations.upgrade(settings)  # SQLite migrates itself, for the one-command start
         storage = await open_storage(settings, instruments)
         try:
@@ -199,7 +202,7 @@ def create_app(settings: Settings | None = None) -> Catalogo:
             )
             # What start-up made lives as long as the worker: out of the collector's sight, so
             # that its full collections (which a long export's millions of short-lived objects
-            # bring about) stop holding every request for 50 ms (docs/performance.md). Given
+            # bring about) stop holding every request for 50 ms (bench/results/history.md). Given
             # back at the end, for a process that starts apps again (the tests). Both are a
             # splice of the collector's lists: no collection, no cost.
             gc.freeze()

@@ -33,6 +33,7 @@ from catalogo.domain.precos import format_preco
 from catalogo.domain.produtos import ATRIBUTOS_HTML
 from catalogo.domain.text import format_moment
 from catalogo.http.fast import escaped
+from catalogo.runtime import time_zone
 
 _INCLUDE = re.compile(r'{%-? *include +"([^"]+)" *-?%}')
 
@@ -56,7 +57,9 @@ class _PastingLoader(PackageLoader):
 
 
 class Templates:
-    def __init__(self) -> None:
+    def __init__(self, zone: str) -> None:
+        """`zone`: the shop's time zone, in whose time every page shows moments and which
+        every page's footer names."""
         # Each field's input attributes (`maxlength`, `required`), rendered once from the
         # model's rules and pasted into the templates as text.
         attributes = {
@@ -65,6 +68,7 @@ class Templates:
             )
             for field, attrs in ATRIBUTOS_HTML.items()
         }
+        attributes["{{ fuso }}"] = str(escape(zone))
         self.env = Environment(
             loader=_PastingLoader(attributes),
             autoescape=True,
@@ -190,6 +194,10 @@ def _text_bytes(key: Hashable) -> int:
     return sum(len(part) for part in parts if isinstance(part, str | bytes))
 
 
-@functools.cache  # the templates ship in the package: compiled once per process, not per app
 def load() -> Templates:
-    return Templates()
+    return _compiled(time_zone.current())
+
+
+@functools.cache  # the templates ship in the package: compiled once per process, not per app
+def _compiled(zone: str) -> Templates:
+    return Templates(zone)

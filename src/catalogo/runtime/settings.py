@@ -8,6 +8,7 @@ import ipaddress
 import os
 import re
 import urllib.parse
+import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -55,6 +56,8 @@ class Settings:
     webhook_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     # Fernet keys that seal webhook secrets at rest (domain/keyring.py): the first seals, any opens.
     webhook_keys: tuple[str, ...] = field(default=(), repr=False)
+    # The shop's zone, an IANA name: every moment shown to people reads in it (time_zone.py).
+    time_zone: str = "America/Sao_Paulo"
 
     def __post_init__(self) -> None:
         sqlite = self.database_url.startswith("sqlite:///")
@@ -119,6 +122,13 @@ class Settings:
             )
         if not self.metrics_host:
             raise SettingsError("CATALOGO_METRICS_HOST deve ser um endereço, como 127.0.0.1")
+        try:
+            zoneinfo.ZoneInfo(self.time_zone)
+        except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError):
+            raise SettingsError(
+                "CATALOGO_FUSO_HORARIO deve ser o nome de um fuso horário, como "
+                f"America/Sao_Paulo, America/Manaus ou UTC (recebido: {self.time_zone!r})"
+            ) from None
 
     @property
     def database(self) -> Literal["sqlite", "postgresql"]:
@@ -163,6 +173,7 @@ class Settings:
             trusted_proxies=_names(environ, "CATALOGO_TRUSTED_PROXIES", cls.trusted_proxies),
             trash_days=_whole_number(environ, _renamed(environ, TRASH_DAYS), cls.trash_days),
             webhook_networks=_networks(environ, "CATALOGO_WEBHOOKS_REDES_PERMITIDAS"),
+            time_zone=environ.get("CATALOGO_FUSO_HORARIO") or cls.time_zone,
             webhook_keys=tuple(
                 key.strip()
                 for key in environ.get("CATALOGO_WEBHOOKS_CHAVES", "").split(",")
