@@ -67,13 +67,14 @@ class Database:
         self.execute(sql, (nome, centavos))
 
     def wipe(self) -> None:
-        """Empties every table but the schema's revision and restarts the ids: the database is
-        then as a new copy of the migrated template. One transaction; cheaper than TRUNCATE for
-        the few rows a test leaves."""
+        """Empties every table but the schema's revision and floor, and restarts the ids: the
+        database is then as a new copy of the migrated template. One transaction; cheaper than
+        TRUNCATE for the few rows a test leaves."""
         if self.backend == "postgresql":
             self.execute(_WIPE)
             return
-        tables = [t for t in self.tables() if t not in ("alembic_version", "produtos_busca")]
+        kept = ("alembic_version", "schema_floor", "produtos_busca")
+        tables = [t for t in self.tables() if t not in kept]
         self.execute("BEGIN")
         try:
             for table in [*tables, "sqlite_sequence"]:
@@ -143,7 +144,7 @@ DECLARE
 BEGIN
     -- Tables others refer to (usuarios) last, after the rows that refer to them.
     FOR name IN SELECT tablename FROM pg_tables
-        WHERE schemaname = 'public' AND tablename <> 'alembic_version'
+        WHERE schemaname = 'public' AND tablename NOT IN ('alembic_version', 'schema_floor')
         ORDER BY (SELECT count(*) FROM pg_constraint
             WHERE confrelid = format('%I', tablename)::regclass)
     LOOP

@@ -14,6 +14,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
+from starlette.testclient import TestClient
 
 from catalogo.domain.busca import Query, terms, trigrams
 from catalogo.domain.historico import authorship
@@ -40,12 +41,13 @@ def test_a_new_database_gets_the_whole_schema(empty_database: str) -> None:
         "login_attempts",
         "produtos",
         *search,
+        "schema_floor",
         "sessions",
         "tokens",
         "usuarios",
         "webhooks",
     ]
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0017",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0018",)]
     db.close()
 
 
@@ -221,7 +223,7 @@ def test_four_processes_migrating_one_new_database_at_once_all_succeed(
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr.decode()
     db = Database(empty_database)
-    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0017",)]
+    assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0018",)]
     db.close()
 
 
@@ -269,3 +271,56 @@ def test_migrations_and_the_app_open_the_same_file_whatever_its_name(tmp_path: P
     settings = Settings(database_url=f"sqlite:///{tmp_path}/e%20f.db")
     migrations.upgrade(settings)
     assert [p.name for p in tmp_path.iterdir() if p.suffix == ".db"] == ["e f.db"]
+
+
+def _scripts() -> ScriptDirectory:
+    config = Config()
+    config.set_main_option("script_location", "catalogo.storage:migrations")
+    return ScriptDirectory.from_config(config)
+
+
+def test_every_migration_says_whether_code_of_the_revision_before_keeps_serving() -> None:
+    said = {
+        script.revision: script.module.OLDER_CODE_SERVES for script in _scripts().walk_revisions()
+    }
+    assert set(said) == {f"{n:04d}" for n in range(1, int(migrations.HEAD) + 1)}
+    assert all(isinstance(serves, bool) for serves in said.values())
+    assert said["0018"] is False  # code before it knows no floor
+
+
+def test_migrate_records_the_oldest_code_that_serves_the_schema(
+    database: str, db: Database
+) -> None:
+    assert db.execute("SELECT revision FROM schema_floor").fetchall() == [("0018",)]
+    db.execute("DELETE FROM schema_floor")
+    migrations.upgrade(Settings(database_url=database))  # a migrate with nothing to apply
+    assert db.execute("SELECT revision FROM schema_floor").fetchall() == [("0018",)]
+
+
+@pytest.mark.parametrize(
+    ("revision", "floor", "ready"),
+    [
+        ("0018", "0018", True),  # its own
+        ("0019", "0018", True),  # newer, and its migrations let 0018's code serve
+        ("0019", "0019", False),  # newer, and 0019's code at least
+        ("0017", None, False),  # older: migrate first
+    ],
+)
+def test_an_instance_serves_a_newer_schema_only_when_its_floor_lets_it(
+    client: TestClient, db: Database, revision: str, floor: str | None, ready: bool
+) -> None:
+    """As during a rolling upgrade: the database migrated by a newer release, this instance
+    still on the code of 0018."""
+    db.execute("UPDATE alembic_version SET version_num = ?", (revision,))
+    db.execute("DELETE FROM schema_floor")
+    if floor is not None:
+        db.execute("INSERT INTO schema_floor (revision) VALUES (?)", (floor,))
+    answer = client.get("/readyz", headers={"accept": "application/json"})
+    assert answer.status_code == (200 if ready else 503)
+    if ready:
+        assert answer.json() == {"status": "ready", "schema": revision}
+    elif revision > migrations.HEAD:
+        assert "instale a versão nova" in answer.json()["detail"]
+    db.execute("UPDATE alembic_version SET version_num = ?", (migrations.HEAD,))
+    db.execute("DELETE FROM schema_floor")
+    db.execute("INSERT INTO schema_floor (revision) VALUES (?)", (migrations.HEAD,))

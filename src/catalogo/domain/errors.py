@@ -368,12 +368,3 @@ class CodigoTaken(Invalid):
 class StorageUnavailable(Unavailable):
     """The database cannot answer now (locked too long, disk full, file gone); the message is
     for the log, the answer says DEFAULT_DETAILS[503]."""
-
-
-class SchemaNotCurrent(Unavailable):
-    def __init__(self, found: str | None, expected: str | None) -> None:
-        state = f"está na versão {found}" if found else "está vazio"
-        super().__init__(
-            f"O esquema do banco {state}, e o código espera a versão {expected}: "
-            "rode catalogo migrate."
-        )

@@ -16,7 +16,7 @@ from catalogo.storage import Storage
 class Shared:
     settings: Settings
     storage: Storage
-    schema_head: str | None
+    schema_head: str
     access: Access
     passwords: Passwords
     keyring: Keyring  # seals webhook secrets at rest

@@ -36,6 +36,14 @@ class NotRemoved(Conflict):
         self.current = current
 
 
+class Schema(NamedTuple):
+    """Where a database's schema stands: its revision (None: never migrated) and the oldest
+    code revision that serves it (None: migrated before floors were kept, 0018)."""
+
+    revision: str | None
+    floor: str | None
+
+
 class Removal(NamedTuple):
     """A removed product: when it was removed, by whom (None: anonymously), and what it was;
     from where (`origem`) and in which batch (`lote`: an import's undo is "<id>:desfeita")."""
@@ -381,6 +389,6 @@ class Storage(
 ):
     """A whole database: every role, and its schema and its end."""
 
-    async def schema_version(self) -> str | None: ...
+    async def schema(self) -> "Schema": ...
 
     async def close(self) -> None: ...

@@ -41,7 +41,7 @@ def test_healthz_answers_without_the_database(settings: Settings, db: Database) 
 def test_readyz_is_200_on_a_current_schema(client: TestClient) -> None:
     response = client.get("/readyz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ready", "schema": "0017"}
+    assert response.json() == {"status": "ready", "schema": "0018"}
 
 
 def test_readyz_is_503_on_an_outdated_schema_and_says_what_to_do(

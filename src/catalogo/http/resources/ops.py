@@ -4,10 +4,10 @@ description and its page are http/openapi/served.py's.)"""
 from starlette.requests import Request
 from starlette.responses import Response
 
-from catalogo.domain.errors import SchemaNotCurrent
 from catalogo.http.access import Need
 from catalogo.http.resources import Resource, json_response
 from catalogo.http.shared import shared_of
+from catalogo.storage import migrations
 
 _NO_STORE = {"Cache-Control": "no-store"}
 _PUBLIC = {"GET": Need.PUBLIC, "HEAD": Need.PUBLIC, "OPTIONS": Need.PUBLIC}
@@ -30,13 +30,14 @@ class HealthResource(Resource):
 
 
 class ReadyResource(Resource):
-    """/readyz: ready for traffic: the database answers and its schema is the code's."""
+    """/readyz: ready for traffic: the database answers and this code serves its schema (its
+    own revision, or a newer one that lets it: migrations.serves)."""
 
     needs = _PUBLIC
 
     async def get(self, request: Request) -> Response:
         shared = shared_of(request)
-        found = await shared.storage.schema_version()  # unreachable: StorageUnavailable, 503
-        if found != shared.schema_head:
-            raise SchemaNotCurrent(found, shared.schema_head)
-        return json_response({"status": "ready", "schema": found}, headers=_NO_STORE)
+        found = await shared.storage.schema()  # unreachable: StorageUnavailable, 503
+        if not migrations.serves(found, shared.schema_head):
+            raise migrations.SchemaOutdated(migrations.schema_refused(found, shared.schema_head))
+        return json_response({"status": "ready", "schema": found.revision}, headers=_NO_STORE)

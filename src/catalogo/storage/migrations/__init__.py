@@ -9,27 +9,58 @@ from concurrent.futures import ProcessPoolExecutor
 
 from catalogo.domain.errors import Unavailable
 from catalogo.runtime.settings import Settings
-from catalogo.storage import Storage
+from catalogo.storage import Schema, Storage
 
 # The revision a current schema is at: what a worker and /readyz compare the database with.
 # Written here rather than asked of Alembic, so that a worker never loads it; a test keeps it
 # Alembic's head.
-HEAD = "0017"
+HEAD = "0018"
 
 
 class SchemaOutdated(Unavailable):
     """The database's schema is not the one this code needs; the message says what to do."""
 
 
+def behind(revision: str | None) -> bool:
+    """Whether a database at `revision` needs migrating for this code (a newer one does not:
+    this code may serve it, or refuse it, but never migrates it backwards)."""
+    return revision is None or revision < HEAD
+
+
+def serves(schema: Schema, head: str = HEAD) -> bool:
+    """Whether code at revision `head` serves `schema`: its own revision, or a newer one that
+    still lets code as old as `head` serve (its floor, written by every migrate): during a
+    rolling upgrade, the instances not yet restarted keep serving."""
+    if schema.revision is None:
+        return False
+    if schema.revision == head:
+        return True
+    return schema.revision > head and schema.floor is not None and schema.floor <= head
+
+
 async def require_current(storage: Storage) -> None:
-    """Refuses a database that is not at `HEAD`: PostgreSQL is migrated only on request."""
-    current = await storage.schema_version()
-    if current != HEAD:
-        found = f"na revisão {current}" if current else "vazio"
-        raise SchemaOutdated(
-            f"o esquema do banco está {found}, esta versão do catalogo precisa da {HEAD}: "
+    """Refuses a database this code does not serve (`serves`): PostgreSQL is migrated only on
+    request."""
+    schema = await storage.schema()
+    if not serves(schema):
+        raise SchemaOutdated(schema_refused(schema))
+
+
+def schema_refused(schema: Schema, head: str = HEAD) -> str:
+    if schema.revision is None:
+        return (
+            f"o esquema do banco está vazio, esta versão do catalogo precisa da {head}: "
             "rode `catalogo migrate` antes"
         )
+    if schema.revision < head:
+        return (
+            f"o esquema do banco está na revisão {schema.revision}, esta versão do catalogo "
+            f"precisa da {head}: rode `catalogo migrate` antes"
+        )
+    return (
+        f"o esquema do banco está na revisão {schema.revision}, que só código da revisão "
+        f"{schema.floor} em diante serve, e este é da {head}: instale a versão nova"
+    )
 
 
 def upgrade(settings: Settings, revision: str = "head") -> None:

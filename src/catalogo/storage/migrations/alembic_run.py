@@ -1,6 +1,6 @@
 """Alembic, run on a connection opened and locked here: loaded only by a process that
 migrates (the CLI, or an app started on a SQLite file not yet current), as Alembic and
-SQLAlchemy are some 30 MB of a process's memory (docs/performance.md).
+SQLAlchemy are some 30 MB of a process's memory (bench/results/history.md).
 
 Every migration of one run happens in one transaction that first takes a lock, so that two
 processes migrating one database at once take turns instead of both creating the tables:
@@ -19,7 +19,7 @@ import asyncpg
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, create_engine, event
+from sqlalchemy import Connection, create_engine, event, inspect, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from catalogo.runtime.settings import Settings
@@ -50,6 +50,24 @@ def _migrate(connection: Connection, revision: str) -> None:
     config = _config()
     config.attributes["connection"] = connection
     command.upgrade(config, revision)
+    _record_floor(connection, ScriptDirectory.from_config(config))
+
+
+def _record_floor(connection: Connection, scripts: ScriptDirectory) -> None:
+    """Writes the oldest revision whose code serves the schema as it now is: the newest
+    migration applied that older code cannot serve after (its `OLDER_CODE_SERVES`)."""
+    if not inspect(connection).has_table("schema_floor"):
+        return  # migrated to a revision before 0018 (the tests name older ones)
+    current = connection.exec_driver_sql("SELECT version_num FROM alembic_version").scalar_one()
+    floor = next(
+        script.revision
+        for script in scripts.iterate_revisions(current, "base")
+        if not script.module.OLDER_CODE_SERVES
+    )
+    connection.exec_driver_sql("DELETE FROM schema_floor")
+    connection.execute(
+        text("INSERT INTO schema_floor (revision) VALUES (:floor)"), {"floor": floor}
+    )
 
 
 def _upgrade_sqlite(path: str, migrate: Callable[[Connection], None]) -> None:

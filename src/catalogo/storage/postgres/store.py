@@ -15,7 +15,6 @@ even a wrong takeover harmless: the request that lost the claim stores nothing.
 import itertools
 import time
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
 
 import asyncpg
 
@@ -212,21 +211,29 @@ class PostgresStorage(
 
         await self._run(release)
 
-    async def schema_version(self) -> str | None:
+    async def schema(self) -> storage.Schema:
         """Not held to the lists' statement_timeout: at start-up this is a new session's first
         statement, its slowest (the server reads its catalogs), and a busy server must not
         stop a worker from starting. asyncpg's command_timeout still bounds it."""
 
-        async def ask(connection: Connection) -> list[Any]:
+        async def ask(connection: Connection) -> storage.Schema:
             async with connection.transaction(readonly=True):
                 await connection.execute("SET LOCAL statement_timeout = 0")
-                return await connection.fetch("SELECT version_num FROM alembic_version")
+                row = await connection.fetchrow(
+                    "SELECT version_num, to_regclass('schema_floor') IS NOT NULL "
+                    "FROM alembic_version"
+                )
+                if row is None:
+                    return storage.Schema(None, None)
+                floor = None
+                if row[1]:
+                    floor = await connection.fetchval("SELECT revision FROM schema_floor")
+                return storage.Schema(str(row[0]), floor)
 
         try:
-            rows = await self._run(ask)
+            return await self._run(ask)
         except asyncpg.UndefinedTableError:
-            return None  # never migrated
-        return str(rows[0][0]) if rows else None
+            return storage.Schema(None, None)  # never migrated
 
     async def close(self) -> None:
         await self._pool.close()

@@ -45,13 +45,15 @@ T = TypeVar("T")
 # Products' rows by id while nothing is committed, the least recently read out first. Rows,
 # not products: the product is made again from its row when the 5,000 kept by their row
 # (storage/sqlite/historico.py) no longer hold it, which costs microseconds and no statement. Kept
-# as products, 10,000 took a worker at a million products to 151.6 MB (docs/performance.md).
+# as products, 10,000 took a worker at a million products to 151.6 MB (bench/results/history.md).
 ROWS_KEPT = 10_000
 _UNREAD: Any = object()
 
 
 _MIGRATED = "SELECT 1 FROM sqlite_master WHERE name = 'alembic_version'"
 _SCHEMA_VERSION = "SELECT version_num FROM alembic_version"
+_FLOORED = "SELECT 1 FROM sqlite_master WHERE name = 'schema_floor'"
+_FLOOR = "SELECT revision FROM schema_floor"
 
 
 def schema_version_of(path: str) -> str | None:
@@ -249,11 +251,14 @@ class SQLiteStorage(SQLiteSearch, SQLiteHistory, SQLiteAccounts, SQLiteImports, 
             (key, claimed_at),
         )
 
-    async def schema_version(self) -> str | None:
+    async def schema(self) -> storage.Schema:
         if not self._read(_MIGRATED):
-            return None
+            return storage.Schema(None, None)
         rows = self._read(_SCHEMA_VERSION)
-        return str(rows[0][0]) if rows else None
+        floor = self._read(_FLOOR) if self._read(_FLOORED) else []
+        return storage.Schema(
+            str(rows[0][0]) if rows else None, str(floor[0][0]) if floor else None
+        )
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()

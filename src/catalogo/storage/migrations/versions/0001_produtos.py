@@ -18,6 +18,9 @@ revision = "0001"
 down_revision = None
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# No: the first: there is no older code.
+OLDER_CODE_SERVES = False
 
 
 def upgrade() -> None:

@@ -16,6 +16,9 @@ revision = "0002"
 down_revision = "0001"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# No: older code would write without raising `versao`: lost updates.
+OLDER_CODE_SERVES = False
 
 
 def upgrade() -> None:

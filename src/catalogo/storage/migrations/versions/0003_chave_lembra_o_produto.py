@@ -22,6 +22,9 @@ revision = "0003"
 down_revision = "0002"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# No: older code reads and writes the keys' former columns.
+OLDER_CODE_SERVES = False
 
 
 def upgrade() -> None:

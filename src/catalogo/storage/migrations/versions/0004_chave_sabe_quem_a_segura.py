@@ -17,6 +17,9 @@ revision = "0004"
 down_revision = "0003"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# Yes: a column older code leaves NULL, which means the one-minute lease.
+OLDER_CODE_SERVES = True
 
 
 def upgrade() -> None:

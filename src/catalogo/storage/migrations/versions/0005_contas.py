@@ -18,6 +18,9 @@ revision = "0005"
 down_revision = "0004"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# No: older code knows no accounts: it would let anyone change the catalog.
+OLDER_CODE_SERVES = False
 
 _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite: the rowid itself
 

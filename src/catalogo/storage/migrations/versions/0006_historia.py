@@ -25,6 +25,9 @@ revision = "0006"
 down_revision = "0005"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# No: older code would change products without recording events.
+OLDER_CODE_SERVES = False
 
 _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite: the rowid itself
 

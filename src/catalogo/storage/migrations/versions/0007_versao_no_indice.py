@@ -17,6 +17,9 @@ revision = "0007"
 down_revision = "0006"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# Yes: an index replaced by another that answers the same queries.
+OLDER_CODE_SERVES = True
 
 
 def upgrade() -> None:

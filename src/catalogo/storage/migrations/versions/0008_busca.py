@@ -27,6 +27,9 @@ revision = "0008"
 down_revision = "0007"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# No: older code would leave `busca` empty: its products could not be found.
+OLDER_CODE_SERVES = False
 
 _BATCH = 10_000
 _LIVE = sa.text("removido_em IS NULL")

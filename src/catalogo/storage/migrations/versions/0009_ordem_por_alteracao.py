@@ -15,6 +15,9 @@ revision = "0009"
 down_revision = "0008"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# Yes: an index.
+OLDER_CODE_SERVES = True
 
 _LIVE = sa.text("removido_em IS NULL")
 

@@ -20,6 +20,9 @@ revision = "0010"
 down_revision = "0009"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# Yes: SQLite's triggers only; nothing older code writes changes.
+OLDER_CODE_SERVES = True
 
 _OLD = ("produtos_busca_antes", "produtos_busca_depois")
 _TRIGGER = (

@@ -18,6 +18,9 @@ revision = "0011"
 down_revision = "0010"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# Yes: older code leaves `codigo` as it is, and makes products without one.
+OLDER_CODE_SERVES = True
 
 _HAS_CODE = sa.text("codigo_chave IS NOT NULL")
 

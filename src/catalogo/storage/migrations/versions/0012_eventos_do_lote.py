@@ -15,6 +15,9 @@ revision = "0012"
 down_revision = "0011"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# Yes: an index.
+OLDER_CODE_SERVES = True
 
 _IN_A_BATCH = sa.text("lote IS NOT NULL")
 

@@ -21,6 +21,9 @@ revision = "0013"
 down_revision = "0012"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# Yes: tables older code never reads.
+OLDER_CODE_SERVES = True
 
 
 def upgrade() -> None:

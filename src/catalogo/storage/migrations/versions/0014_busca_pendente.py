@@ -8,7 +8,7 @@ Create Date: 2026-11-25
 FTS5 keeps the rows a transaction adds in memory and writes them out (a segment, merged
 later) at every savepoint, and the statement a trigger runs in is one: written by 0010's
 triggers, each product made a segment of its own, 20 µs of a create. Queued, a commit's
-changes go in as one statement, one segment (docs/performance.md). A row of the queue is a
+changes go in as one statement, one segment (bench/results/history.md). A row of the queue is a
 product's text to take out of the index (`apagar`) or to put in, in the order they happened
 (`seq`). PostgreSQL's index is the table's own and needs nothing.
 """
@@ -20,6 +20,9 @@ revision = "0014"
 down_revision = "0013"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# No: on SQLite older code would not move the queue into the search index.
+OLDER_CODE_SERVES = False
 
 _TRIGGERS = ("produtos_busca_criado", "produtos_busca_alterado", "produtos_busca_apagado")
 _QUEUED = (

@@ -7,7 +7,7 @@ Create Date: 2026-11-27
 
 SQLite (3.40, Debian's, which Python's sqlite3 uses) checks `tipo IN ('criado', ...)` by
 building a table of the list's values in memory for every row it inserts: two tables for each
-event, 65,000 of the 895,000 instructions of an update's whole request (docs/performance.md).
+event, 65,000 of the 895,000 instructions of an update's whole request (bench/results/history.md).
 `tipo = 'criado' OR tipo = ...` accepts and refuses the same values, NULL included, and asks for
 no table. The tables' SQL is rewritten where SQLite keeps it, as SQLite documents for a change
 that leaves every row as it is (https://sqlite.org/lang_altertable.html, "writable_schema"): no
@@ -24,6 +24,9 @@ revision = "0015"
 down_revision = "0014"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# Yes: SQLite's checks, rewritten to accept the same rows.
+OLDER_CODE_SERVES = True
 
 _TABLES = ("eventos", "importacao_linhas")
 _IN_LIST = re.compile(r"\b(tipo|origem) IN \(((?:'[a-z]+'(?:, )?)+)\)")

@@ -29,6 +29,9 @@ revision = "0016"
 down_revision = "0015"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# Yes: tables older code never reads; the instances on the new code deliver.
+OLDER_CODE_SERVES = True
 
 
 def upgrade() -> None:

@@ -11,6 +11,9 @@ revision = "0017"
 down_revision = "0016"
 branch_labels = None
 depends_on = None
+# Does code of the revision before keep serving on this schema (docs/deploying.md)?
+# Yes: a table older code never reads (its deliveries are not listed there).
+OLDER_CODE_SERVES = True
 
 
 def upgrade() -> None:
