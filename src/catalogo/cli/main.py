@@ -1,5 +1,6 @@
-"""`catalogo serve`, `migrate`, `seed`, `exportar`, `usuarios`, `tokens` and `removidos` (once
-`lixeira`, a name still taken): the only entry point, the same locally and in CI.
+"""`catalogo`: the only entry point, the same locally and in CI; cli/parser.py holds every
+command and its help, cli/files.py the spreadsheets, cli/database.py the backup and the copy to
+PostgreSQL, cli/serve.py the server.
 
 SQLite migrates itself before any command, so that one command starts a new catalog.
 PostgreSQL is migrated only by `catalogo migrate`, run once per deployment; the other commands
@@ -15,13 +16,13 @@ import getpass
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import TypeVar
 
-from catalogo.cli import files
+from catalogo.cli import database, files
 from catalogo.cli.files import plural
+from catalogo.cli.parser import ALIASES, parser
 from catalogo.cli.serve import may_listen, serve
-from catalogo.domain import contas, historico, planilhas, produtos
+from catalogo.domain import contas, historico, produtos
 from catalogo.domain.contas import ContaInvalida, UnknownToken, UnknownUser, UserExists
 from catalogo.domain.errors import (
     ImportRefused,
@@ -32,7 +33,8 @@ from catalogo.domain.errors import (
 )
 from catalogo.domain.keyring import Keyring, new_key
 from catalogo.domain.senhas import Passwords
-from catalogo.runtime.settings import TRASH_DAYS_MAX, Settings, SettingsError
+from catalogo.runtime import time_zone
+from catalogo.runtime.settings import Settings, SettingsError
 from catalogo.services.contas import (
     change_password,
     create_user,
@@ -43,142 +45,27 @@ from catalogo.services.contas import (
 from catalogo.services.importacoes import ImportMoved
 from catalogo.services.webhooks import reseal_secrets
 from catalogo.storage import Storage, migrations, open_storage
-from catalogo.storage.migrations import HEAD
 from catalogo.storage.sqlite.store import schema_version_of
 
 T = TypeVar("T")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="catalogo",
-        description="Catálogo de produtos. O banco de dados é o de CATALOGO_DATABASE_URL "
-        "(por padrão sqlite:///./catalogo.db).",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser(
-        "serve",
-        help="serve HTTP (Granian); o SQLite é migrado antes, o PostgreSQL deve estar em dia",
-    )
-    serve.add_argument("--host", default="127.0.0.1", help="endereço em que escutar")
-    serve.add_argument("--port", type=int, default=8000, help="porta em que escutar")
-    serve.add_argument("--workers", type=int, default=1, help="processos que atendem")
-    commands.add_parser("migrate", help="põe o esquema do banco em dia, e sai")
-    seed = commands.add_parser(
-        "seed", help="adiciona N produtos de exemplo (demonstrações, benchmarks)"
-    )
-    seed.add_argument("count", type=int, help="quantos produtos adicionar")
-    exportar = commands.add_parser(
-        "exportar", help="grava a lista de produtos (ou uma busca) num arquivo, como o site"
-    )
-    exportar.add_argument(
-        "--formato",
-        choices=("csv", "rfc4180", "xlsx"),
-        default="csv",
-        help="csv: o Excel em português (;, vírgula nos centavos); rfc4180: para programas; "
-        "xlsx: uma planilha (padrão: csv)",
-    )
-    exportar.add_argument("--saida", metavar="ARQUIVO", help="onde gravar (padrão: a saída)")
-    for name, meaning in files.LIST_OPTIONS.items():
-        exportar.add_argument(f"--{name.replace('_', '-')}", dest=name, help=meaning)
-    exportar.add_argument("--codigo", action="append", default=[], help="só este código")
-    importar = commands.add_parser(
-        "importar",
-        help="lê uma planilha (CSV ou xlsx) e diz o que mudaria no catálogo; com --confirmar, "
-        "grava tudo ou nada",
-    )
-    importar.add_argument("arquivo", help="o CSV (das exportações, ou com ; , ou tab) ou o xlsx")
-    importar.add_argument(
-        "--codificacao",
-        choices=planilhas.CODIFICACOES,
-        default="utf-8",
-        help="a do CSV, se não for UTF-8 (padrão: utf-8, com ou sem BOM)",
-    )
-    importar.add_argument(
-        "--confirmar",
-        action="store_true",
-        help="grava o que o relatório diz, numa só transação, se nenhuma linha tiver erro",
-    )
-    desfazer = commands.add_parser(
-        "desfazer", help="desfaz uma importação, se nenhum dos produtos dela mudou desde então"
-    )
-    desfazer.add_argument("lote", help="o número da importação, que `importar` mostrou")
-
-    usuarios = commands.add_parser("usuarios", help="contas da equipe").add_subparsers(
-        dest="action", required=True
-    )
-    criar = usuarios.add_parser(
-        "criar", help="cria um usuário (o primeiro liga a entrada com senha)"
-    )
-    criar.add_argument("nome")
-    criar.add_argument("--papel", required=True, choices=contas.PAPEIS)
-    criar.add_argument("--senha-stdin", action="store_true", help="lê a senha da entrada padrão")
-    usuarios.add_parser("listar", help="lista os usuários")
-    desativar = usuarios.add_parser(
-        "desativar", help="desativa um usuário: encerra as sessões dele"
-    )
-    desativar.add_argument("nome")
-    senha = usuarios.add_parser(
-        "senha", help="troca a senha de um usuário: encerra as sessões dele"
-    )
-    senha.add_argument("nome")
-    senha.add_argument("--senha-stdin", action="store_true", help="lê a senha da entrada padrão")
-
-    tokens = commands.add_parser("tokens", help="tokens da API").add_subparsers(
-        dest="action", required=True
-    )
-    criar_token = tokens.add_parser("criar", help="cria um token; ele é mostrado uma só vez")
-    criar_token.add_argument("--usuario", required=True, help="o usuário em nome de quem ele age")
-    criar_token.add_argument("--nome", required=True, help="um nome: quem ou o que o usa")
-    criar_token.add_argument(
-        "--papel", choices=contas.TOKEN_PAPEIS, help="no máximo o do usuário (por padrão: o dele)"
-    )
-    criar_token.add_argument("--expira", metavar="DIAS", help="dias até expirar (1 a 3650)")
-    tokens.add_parser("listar", help="lista os tokens (nunca os segredos)")
-    revogar = tokens.add_parser("revogar", help="revoga um token: ele deixa de valer na hora")
-    revogar.add_argument("id", type=int)
-    chaves = commands.add_parser(
-        "webhooks", help="os segredos dos webhooks, cifrados no banco (CATALOGO_WEBHOOKS_CHAVES)"
-    ).add_subparsers(dest="action", required=True)
-    chaves.add_parser("chave", help="mostra uma chave nova, para CATALOGO_WEBHOOKS_CHAVES")
-    chaves.add_parser(
-        "cifrar",
-        help="cifra cada segredo com a primeira chave de CATALOGO_WEBHOOKS_CHAVES (os que "
-        "estão às claras e os cifrados com outra chave da lista)",
-    )
-    removidos = commands.add_parser(
-        "removidos", aliases=["lixeira"], help="os produtos removidos (lixeira, o nome antigo)"
-    ).add_subparsers(dest="action", required=True)
-    limpar = removidos.add_parser(
-        "limpar", help="apaga de vez os produtos removidos há mais de N dias (o histórico fica)"
-    )
-    limpar.add_argument(
-        "--dias",
-        type=_days,
-        metavar="N",
-        help="dias que um produto removido é guardado (padrão: CATALOGO_REMOVIDOS_DIAS, 30; 0 "
-        "apaga todos)",
-    )
-    return parser
-
-
-def _days(value: str) -> int:
-    """--dias: a whole number of days, as CATALOGO_REMOVIDOS_DIAS takes it."""
-    if not (value.isascii() and value.isdigit()) or int(value) > TRASH_DAYS_MAX:
-        raise argparse.ArgumentTypeError(f"deve ser um número inteiro de 0 a {TRASH_DAYS_MAX}")
-    return int(value)
-
-
 def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ALIASES:
+        argv = [ALIASES[argv[0]], *argv[1:]]
+    args = parser().parse_args(argv)
     try:
         settings = Settings.from_env()
     except SettingsError as error:
         sys.exit(f"catalogo: {error}")
+    time_zone.use(settings.time_zone)
     try:
         if args.command == "migrate":
             migrations.upgrade(settings)
-        elif settings.database == "sqlite" and schema_version_of(settings.sqlite_path) != HEAD:
+        elif settings.database == "sqlite" and migrations.behind(
+            schema_version_of(settings.sqlite_path)
+        ):
             migrations.upgrade_apart(settings)  # here, so that workers start on a current schema
         if args.command == "serve":
             if not _with(settings, may_listen(settings, args.host)):
@@ -208,8 +95,12 @@ def main(argv: list[str] | None = None) -> None:
             _tokens(settings, args)
         elif args.command == "webhooks":
             _webhooks(settings, args)
-        elif args.command in ("removidos", "lixeira"):
+        elif args.command == "removidos":
             _purge(settings, settings.trash_days if args.dias is None else args.dias)
+        elif args.command == "backup":
+            database.take_backup(settings, args.destino)
+        elif args.command == "copiar":
+            database.copy_to(settings, args.para)
     except migrations.SchemaOutdated as error:
         sys.exit(f"catalogo: {error}")
     except (StorageUnavailable, OSError) as error:
@@ -299,15 +190,15 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
     if args.action == "listar":
         tokens = _with(settings, lambda storage: storage.tokens())
         print(
-            f"{'id':>5} {'usuário':<20} {'papel':<7} {'criado em':<16} {'expira em':<16} "
-            f"{'último uso':<16} {'estado':<8} nome"
+            f"{'id':>5} {'usuário':<20} {'papel':<7} {'criado em':<22} {'expira em':<22} "
+            f"{'último uso':<22} {'estado':<8} nome"
         )
         for token in tokens:
             state = token.state(time.time())
             print(
                 f"{token.id:>5} {token.usuario:<20} {token.papel:<7} "
-                f"{_when(token.criado_em):<16} {_when(token.expira_em):<16} "
-                f"{_when(token.usado_em):<16} {state:<8} {token.nome}"
+                f"{_when(token.criado_em):<22} {_when(token.expira_em):<22} "
+                f"{_when(token.usado_em):<22} {state:<8} {token.nome}"
             )
         return
     if args.action == "revogar":
@@ -320,7 +211,7 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> None:
     )
     print(
         f"catalogo: token {token.id} de {token.usuario} ({token.papel}), "
-        f"expira {_when(token.expira_em) + ' UTC' if token.expira_em else 'nunca'}; "
+        f"expira {_when(token.expira_em) if token.expira_em else 'nunca'}; "
         "ele só é mostrado agora:",
         file=sys.stderr,
     )
@@ -353,12 +244,13 @@ def _purge(settings: Settings, days: int) -> None:
     purged = _with(settings, lambda storage: storage.purge(before))
     gone = plural(purged, "produto removido apagado", "produtos removidos apagados")
     print(
-        f"catalogo: {purged} {gone} de vez (removidos antes de {_when(before)} UTC); "
-        "o histórico fica"
+        f"catalogo: {purged} {gone} de vez (removidos antes de {_when(before)}); o histórico fica"
     )
 
 
 def _when(moment: float | None) -> str:
+    """A moment in the shop's zone (CATALOGO_FUSO_HORARIO), with its offset: an operator on a
+    server kept in UTC reads it right."""
     if moment is None:
         return "-"
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M")
+    return time.strftime("%Y-%m-%d %H:%M %z", time.localtime(moment))
