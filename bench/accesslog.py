@@ -15,7 +15,7 @@ of the event loop, as a loaded server's event loop finishes several requests per
 access log writes their lines together); `--clients 1` is the worst case, one line per write.
 It prints the median CPU µs per request of each, and what the layer and the line add. These
 are in-process figures: at server level (bench/run) each µs of ours costs about two
-(docs/performance.md), and so does the rest of the request.
+(bench/results/history.md), and so does the rest of the request.
 """
 
 import argparse

@@ -48,7 +48,7 @@ class Page(Generic[T, P]):
 
 COUNT_CAP = 10_000  # a page says "mais de 10.000" rather than count a million
 EXPORT_CHUNK = 100  # products an export reads, formats and sends at a time: 500 held the
-# event loop 30-40 ms at the 99th percentile (docs/performance.md), 100 under 3 ms, as fast
+# event loop 30-40 ms at the 99th percentile (bench/results/history.md), 100 under 3 ms, as fast
 COUNT_EXACT = 2**62  # what a JSON client that asks for the total is counted up to
 
 

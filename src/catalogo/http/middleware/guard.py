@@ -184,7 +184,7 @@ class Guard:
         # Granian marks every chunk "more body" and says the body ended in a message of its
         # own, one more trip through its threads: a body that has all its declared length is
         # whole (HTTP frames it so), and waiting for that message cost a write 3-7% of its
-        # answers (docs/performance.md).
+        # answers (bench/results/history.md).
         expected = None if declared is None else int(declared)
         try:
             while True:

@@ -27,7 +27,7 @@ rows, when the writer is idle, and before any search that asks the index. So a s
 sees every write committed before it began, and a write no longer pays for the index: FTS5
 writes a segment (and merges them) each time it is given rows, whether one product's or a
 thousand's, so moving them in a commit at a time cost an update at random half of its writer's
-CPU (docs/performance.md).
+CPU (bench/results/history.md).
 
 A list with words or a price range, or counted exactly, is read on a reader thread, never on
 the event loop (storage/sqlite/readers.py), and each of its statements within the time budget.
@@ -354,7 +354,7 @@ def _plan(reader: Reader, query: Query) -> _Plan:
 
 def _rare(reader: Reader, sql: str, params: list[Any]) -> bool:
     """Remembered as counts are: the same probe at every page of a list costs a fifth of the
-    page (a price range at a million products, docs/performance.md)."""
+    page (a price range at a million products, bench/results/history.md)."""
     (version,) = reader.read("PRAGMA data_version")[0]
     probe = (sql, *params)
     if (known := reader.counts.known(version, probe, PROBE)) is None:

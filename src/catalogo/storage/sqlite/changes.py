@@ -7,7 +7,7 @@ are the same, nothing has been committed. `PRAGMA data_version` tells the same, 
 is a statement, and every statement lets go of the GIL while SQLite runs it: served, where
 Granian's thread is waiting for the GIL with the next request, each costs the worker two thread
 switches. One more statement a request (the credentials' check, as it was) cost a served JSON
-product 12% of its answers; reading these bytes costs a slice of memory (docs/performance.md).
+product 12% of its answers; reading these bytes costs a slice of memory (bench/results/history.md).
 
 SQLite writes the header's two copies one after the other; a read that finds them different
 caught a commit in the middle, and counts as "changed".

@@ -40,7 +40,7 @@ THREADS = 2  # per worker: reads beyond these wait their turn, the loop never do
 # A reader thread's own page cache (SQLite's default: 2,000 KiB). Its reads walk far more of the
 # file than any cache holds, and the kernel's keeps the file anyway: at 1,000,000 products,
 # searches at random took each thread's cache to its full size, 7 MB of a worker's memory in
-# all, and answered as many a second with 256 KiB (docs/performance.md).
+# all, and answered as many a second with 256 KiB (bench/results/history.md).
 THREAD_CACHE_KIB = 256
 NICENESS = 10
 

@@ -34,7 +34,7 @@ def insert(connection: sqlite3.Connection, produto: Produto, autoria: Autoria) -
     keys = folded(produto)
     _check_codigo(connection, produto, keys.codigo_chave)
     # Not RETURNING: SQLite gathers a RETURNING's rows in a table it builds in memory for every
-    # statement, about 25,000 of a create's 830,000 instructions (docs/performance.md).
+    # statement, about 25,000 of a create's 830,000 instructions (bench/results/history.md).
     inserted = connection.execute(
         "INSERT INTO produtos (versao, codigo, nome, descricao, preco_centavos, criado_em, "
         "atualizado_em, nome_chave, busca, codigo_chave) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

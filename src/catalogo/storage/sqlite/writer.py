@@ -9,7 +9,7 @@ for more while writes come together. One failing write does not undo the others:
 one that changed nothing before it failed is only answered with its error, and one that did
 undoes the transaction, which runs again without it: each write is all or nothing. No write has
 a savepoint of its own: in FTS5 each savepoint writes the search index's pending rows out, a
-segment per write, which cost 28 µs a create (docs/performance.md). `busy_timeout` lets
+segment per write, which cost 28 µs a create (bench/results/history.md). `busy_timeout` lets
 several processes on one file take turns instead of failing. WAL, set by `connect`, is what
 lets reads run beside the writer.
 """
@@ -30,7 +30,7 @@ MAX_BATCH = 256
 # WAL pages a commit may leave before it copies them into the file (SQLite's default: 1,000).
 # A page written again before then is copied once: at 10,000 (about 40 MB of WAL) an update at
 # random among 10,000 products cost the worker 172 µs of CPU under load instead of 190, a
-# create 138 instead of 145 (docs/performance.md).
+# create 138 instead of 145 (bench/results/history.md).
 CHECKPOINT_PAGES = 10_000
 # But reads find a page in a long WAL dearer than in the file: after 10,000 updates the edit
 # page answered 15-28% fewer requests until the WAL was copied. So once the writer has had
@@ -45,13 +45,13 @@ IDLE_S = 1.0
 # (the last batch held more than one), a batch that would start with one waits this long for
 # others first, as PostgreSQL's commit_delay does; once writes come one at a time, none waits.
 # With 64 clients, 1 ms against none: create +6%, update +2%, JSON create +6%
-# (docs/performance.md).
+# (bench/results/history.md).
 GATHER_S = 0.001
 
 
 # None is bound as NULL either way. With an adapter of its own, sqlite3 finds it in its table;
 # without one, it asks its protocol type for `__adapt__`, a lookup that fails by formatting an
-# AttributeError, for every None it binds: a few for each event (docs/performance.md).
+# AttributeError, for every None it binds: a few for each event (bench/results/history.md).
 sqlite3.register_adapter(type(None), lambda value: value)
 
 
