@@ -1,10 +1,13 @@
 """The deployment recipe of deploy/, brought up on loopback: three `catalogo serve` instances
-behind the real HAProxy with deploy/haproxy.cfg as it ships, on one real PostgreSQL. Nothing
-acknowledged is lost and nothing is stale, whichever instance a request reaches."""
+behind the real HAProxy with deploy/haproxy.cfg as it ships, serving HTTPS with a certificate
+made here, on one real PostgreSQL. Nothing acknowledged is lost and nothing is stale, whichever
+instance a request reaches; plain HTTP only redirects to HTTPS."""
 
 import csv
+import datetime
 import grp
 import io
+import ipaddress
 import os
 import pwd
 import re
@@ -19,9 +22,14 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from catalogo.runtime.settings import Settings
 from catalogo.storage import migrations
+from tests import processes
 from tests.databases import Database, unavailable
 from tests.helpers import (
     JSON,
@@ -54,7 +62,8 @@ HAPROXY_CFG = Path(__file__).parent.parent / "deploy" / "haproxy.cfg"
 @dataclass
 class Stack:
     database: str
-    balancer: str
+    balancer: str  # https://
+    plain: str  # http://, which redirects
     status: str
     instances: list[str]
     processes: list[subprocess.Popen[bytes]]
@@ -72,6 +81,43 @@ class Stack:
         port = int(self.instances[n].rsplit(":", 1)[1])
         _, self.processes[n] = start_serving(self.database, _log(self.logs, n), port=port)
         eventually(lambda: self.servers()[("ready", f"catalogo{n + 1}")]["status"] == "UP")
+
+
+def certificate(folder: Path) -> Path:
+    """A self-signed certificate for 127.0.0.1 and localhost with its key, in one PEM file as
+    HAProxy takes it; the tests' clients trust it."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "catalogo de teste")])
+    now = datetime.datetime.now(datetime.UTC)
+    made = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = made.public_bytes(serialization.Encoding.PEM)
+    path = folder / "catalogo.pem"
+    path.write_bytes(
+        pem
+        + key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    processes._TLS.load_verify_locations(cadata=pem.decode())
+    return path
 
 
 def _log(logs: Path, n: int) -> Path:
@@ -110,10 +156,12 @@ def stack(
     migrations.upgrade(Settings(database_url=database))
     ports = [free_port() for _ in range(3)]
     started = _start_instances(database, logs, ports)
-    balancer, status = free_port(), free_port()
+    balancer, plain, status = free_port(), free_port(), free_port()
     env = {
         **os.environ,
         "CATALOGO_LB_BIND": f"127.0.0.1:{balancer}",
+        "CATALOGO_LB_HTTP": f"127.0.0.1:{plain}",
+        "CATALOGO_LB_CERT": str(certificate(logs)),
         "CATALOGO_LB_STATUS": f"127.0.0.1:{status}",
         "CATALOGO_LB_USER": pwd.getpwuid(os.getuid()).pw_name,
         "CATALOGO_LB_GROUP": grp.getgrgid(os.getgid()).gr_name,
@@ -129,7 +177,8 @@ def stack(
         )
     stack = Stack(
         database,
-        f"http://127.0.0.1:{balancer}",
+        f"https://127.0.0.1:{balancer}",
+        f"http://127.0.0.1:{plain}",
         f"http://127.0.0.1:{status}",
         [base for base, _ in started],
         [process for _, process in started],
@@ -157,6 +206,19 @@ def _all_up(stack: Stack) -> bool:
 def _served(stack: Stack) -> dict[str, int]:
     """How many requests each instance has been given so far."""
     return {sv: int(row["stot"]) for (px, sv), row in stack.servers().items() if px == "ready"}
+
+
+def test_the_site_is_served_over_https_and_plain_http_only_redirects_there(stack: Stack) -> None:
+    with http_client(stack.balancer) as client:
+        page = client.get("/produtos")
+        assert page.status_code == 200 and page.http_version == "HTTP/1.1"
+        assert page.headers["strict-transport-security"] == "max-age=63072000"
+    port = stack.plain.rsplit(":", 1)[1]
+    for method in ("GET", "POST", "PUT"):
+        moved = fetch(method, f"{stack.plain}/produtos/1?lista=q%3Dx", data={"produto.nome": "x"})
+        assert moved.status_code == 301, method
+        assert moved.headers["location"] == f"https://127.0.0.1:{port}/produtos/1?lista=q%3Dx"
+        assert "strict-transport-security" not in moved.headers and not moved.content
 
 
 def test_what_one_instance_writes_every_other_reads_at_once(stack: Stack) -> None:
