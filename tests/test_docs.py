@@ -2,7 +2,11 @@
 exist, none leads outside the project, and every page is reachable from docs/index.md."""
 
 import re
+import subprocess
 from pathlib import Path
+
+from tests.helpers import ONLY_SQLITE
+from tests.processes import fetch, serving
 
 ROOT = Path(__file__).parent.parent
 PAGES = [
@@ -60,3 +64,32 @@ def test_the_readme_opens_with_its_two_commands_then_five_minutes_of_use() -> No
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## Five minutes with it", "## Where to go next"]
     assert len(text.splitlines()) < 150
+
+
+@ONLY_SQLITE
+def test_the_readmes_commands_do_what_their_comments_say(database: str, tmp_path: Path) -> None:
+    """Every curl of the README's five minutes, run in order against a real server on a new
+    catalog: each answers the status its comment names, and the product ends as shown."""
+    text = (ROOT / "README.md").read_text()
+    blocks = [b.removeprefix("sh\n") for b in text.split("```")[1::2] if "curl " in b]
+    commands = []
+    for block in blocks:
+        joined = re.sub(r"\\\n\s*", "", block)
+        commands += [line for line in joined.splitlines() if line.strip()]
+    assert len(commands) >= 8  # the form's three, H=, and the JSON's four
+    with serving(database, tmp_path) as (base, _):
+        port = base.rsplit(":", 1)[1]
+        header = ""
+        for command in commands:
+            command = command.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
+            if command.startswith("H="):
+                header = command.split("=", 1)[1].strip("'")
+                continue
+            shell = command.partition("  #")[0].replace('"$H"', f"'{header}'")
+            done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=30)
+            assert done.returncode == 0, (command, done.stderr)
+            said = re.search(r"#\s*(\d{3})", command)
+            if said:
+                assert done.stdout.startswith(f"HTTP/1.1 {said[1]}"), (command, done.stdout)
+        final = fetch("GET", f"{base}/produtos/2", headers={"Accept": "application/json"})
+        assert final.json()["preco"] == "31.00" and final.json()["descricao"] == "Branca"
