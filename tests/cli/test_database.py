@@ -303,6 +303,8 @@ def test_the_target_must_be_postgresql_and_the_source_sqlite(
         assert refused.returncode == 1 and "--para deve ser um PostgreSQL" in refused.stderr
     from_postgresql = catalogo(empty_postgresql, "copiar", "--para", empty_postgresql)
     assert from_postgresql.returncode == 1 and "lê um catálogo SQLite" in from_postgresql.stderr
+    broken = catalogo(sqlite_url, "copiar", "--para", "postgresql://x:y@[::1")
+    assert broken.returncode == 1 and "não é uma URL do PostgreSQL" in broken.stderr
     missing = empty_postgresql.rsplit("/", 1)[0] + "/nao_existe_este_banco"
     refused = catalogo(sqlite_url, "copiar", "--para", missing)
     assert refused.returncode == 1 and "o banco de destino não existe" in refused.stderr
@@ -358,6 +360,8 @@ def test_a_backup_never_replaces_a_file_and_needs_a_sqlite_catalog(
     refused = catalogo(sqlite_url, "backup", str(existing))
     assert refused.returncode == 1 and "já existe" in refused.stderr
     assert existing.read_bytes() == b"precioso"
+    unnamed = catalogo(sqlite_url, "backup", "")
+    assert unnamed.returncode == 1 and "diga onde gravar" in unnamed.stderr
     nowhere = catalogo(sqlite_url, "backup", str(tmp_path / "nao" / "existe.db"))
     assert nowhere.returncode == 1 and "não existe" in nowhere.stderr
     assert not list(tmp_path.glob(".*parcial"))

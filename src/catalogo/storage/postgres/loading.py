@@ -27,6 +27,10 @@ async def connect(url: str) -> asyncpg.Connection:
         ) from None
     except (OSError, asyncpg.PostgresError) as error:
         raise TargetUnusable(f"não consigo conectar ao banco de destino: {error}") from None
+    except ValueError:  # not even a URL (an unclosed "[", a bad port)
+        raise TargetUnusable(
+            "--para não é uma URL do PostgreSQL: postgresql://usuario:senha@host:5432/banco"
+        ) from None
 
 
 async def columns(connection: asyncpg.Connection) -> dict[str, dict[str, str]]:

@@ -29,6 +29,8 @@ def backup(source: str, target: str) -> dict[str, int]:
     renamed onto it only once whole, synced and checked (`PRAGMA integrity_check`), so a
     backup interrupted leaves no file that looks whole."""
     destination = Path(target)
+    if not target.strip():
+        raise BackupRefused("diga onde gravar o backup: catalogo backup ARQUIVO")
     if destination.exists():
         raise BackupRefused(f"{target} já existe: escolha outro nome, ou apague-o antes")
     if not destination.parent.is_dir():
