@@ -5,7 +5,7 @@ on every retry), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1
 base64 of an HMAC-SHA256 over `id.timestamp.body`, keyed by the `whsec_` secret).
 
 Pure: what a subscription is and may be, which addresses may receive, the body, the signature
-and the retry schedule. services/webhooks.py sends; storage keeps the subscriptions; the events are
+and the retry schedule. services/delivery.py sends; storage keeps the subscriptions; the events are
 the history's own (docs/webhooks.md).
 """
 

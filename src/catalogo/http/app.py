@@ -59,7 +59,7 @@ from catalogo.http.resources.webhooks import ReenvioResource, WebhookResource, W
 from catalogo.http.shared import Shared
 from catalogo.runtime import logs, time_zone
 from catalogo.runtime.settings import Settings
-from catalogo.services import webhooks
+from catalogo.services import delivery
 from catalogo.storage import Instruments, migrations, open_storage
 from catalogo.storage.migrations import HEAD
 from catalogo.storage.sqlite.store import schema_version_of
@@ -133,14 +133,14 @@ def create_app(settings: Settings | None = None) -> Catalogo:
     time_zone.use(settings.time_zone)
     instruments = Instruments()
     observe = None
-    reports = webhooks.Instruments()
+    reports = delivery.Instruments()
     if settings.metrics_port is not None:
         from catalogo.runtime.metrics import Recorder
 
         recorder = Recorder()
         instruments = Instruments(recorder.commit_size, recorder.connections_taken)
         observe = recorder.observe
-        reports = webhooks.Instruments(recorder.webhook_delivery, recorder.webhook_backlog)
+        reports = delivery.Instruments(recorder.webhook_delivery, recorder.webhook_backlog)
 
     # The URL surface; the API description is checked against it (openapi.Description).
     routes: list[BaseRoute] = [
@@ -211,7 +211,7 @@ def create_app(settings: Settings | None = None) -> Catalogo:
             # two. At GC_THRESHOLDS updates answered 5-8% more, edit pages 3% (the same run,
             # alternating); what a cycle holds waits a little longer.
             gc.set_threshold(*GC_THRESHOLDS)
-            deliverer = webhooks.Deliverer(
+            deliverer = delivery.Deliverer(
                 storage, settings.webhook_networks, reports, app.shared.keyring
             )
             webhooks_sent = asyncio.create_task(deliverer.run(), name="catalogo-webhooks")

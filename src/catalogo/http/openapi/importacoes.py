@@ -5,13 +5,7 @@ from typing import Any
 
 from catalogo.http.openapi import parts
 
-_ID_PARAM = {
-    "name": "id",
-    "in": "path",
-    "required": True,
-    "description": "O número da importação (32 dígitos hexadecimais).",
-    "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
-}
+_ID_PARAM = parts.lote_id_param("da importação")
 _NOT_FOUND = parts.problem("Não há importação com este número.")
 _IDEMPOTENCY = {
     "name": "Idempotency-Key",

@@ -5,13 +5,7 @@ from typing import Any
 
 from catalogo.http.openapi import parts
 
-_ID_PARAM = {
-    "name": "id",
-    "in": "path",
-    "required": True,
-    "description": "O número do lote (32 dígitos hexadecimais).",
-    "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
-}
+_ID_PARAM = parts.lote_id_param("do lote")
 _ERRORS = {k: v for k, v in parts.WRITE_ERRORS.items() if k in ("400", "403", "406", "503")}
 _ITEM = {
     "type": "object",

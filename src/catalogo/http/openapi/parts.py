@@ -184,6 +184,18 @@ ID_PARAM = {
 }
 
 
+def lote_id_param(whose: str) -> dict[str, Any]:
+    """The path's `id` of a write of many products (LoteId in http/app.py): `whose` is
+    "da importação" or "do lote"."""
+    return {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "description": f"O número {whose} (32 dígitos hexadecimais).",
+        "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+    }
+
+
 RETURN_PARAM = {
     "name": "lista",
     "in": "query",
