@@ -24,8 +24,9 @@ from catalogo.services.produtos import MergeConflict
 EMPTY_FORM = dict.fromkeys(CAMPOS, "")  # the new form, and the fields a body left out
 
 
-# Pages as a GET shows them, whole (templating.Pages): a worker keeps 32 MiB of them.
-_PAGES = templating.Pages(32 * 1024 * 1024)
+# Pages as a GET shows them, whole (templating.Pages): a worker keeps 48 MiB of them, room for
+# every edit page of a 10,000-product catalog (about 3.8 KiB each, with its key and overhead).
+_PAGES = templating.Pages(48 * 1024 * 1024)
 # The edit page rendered once per shape (templating.Skeleton): who is looking, the list to
 # return to and which dates it shows; a product's page is its shape's skeleton filled with the
 # product's values, at a third of a render's cost. Every write makes a new version, whose page
